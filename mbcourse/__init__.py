@@ -1,0 +1,19 @@
+"""mbcourse: dynamics of rigid-body systems, one Model and many formulations.
+
+>>> import mbcourse as mb
+>>> model = mb.Model(gravity=(0.0, -9.81, 0.0))
+>>> model
+Model(0 bodies, 0 joints, nq=0, nv=0, gravity=[0.0, -9.81, 0.0])
+"""
+
+from . import errors, graph, spatial
+from .errors import MbcourseError, ModelError, ShapeError, SingularSystemError, TopologyError
+from .model import JOINT_KINDS, BaseMotion, Body, Joint, Load, Model
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Model", "Body", "Joint", "Load", "BaseMotion", "JOINT_KINDS",
+    "errors", "graph", "spatial",
+    "MbcourseError", "ModelError", "TopologyError", "ShapeError", "SingularSystemError",
+]

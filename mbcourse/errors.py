@@ -1,0 +1,61 @@
+"""Exceptions of mbcourse.
+
+Every bad input is refused at the boundary (``Model.add_*`` and the public
+functions) with one of these classes. The message names the offending body,
+joint or argument and says what would be valid, so that a student reading it
+knows what to change.
+
+All classes derive from :class:`MbcourseError`, so ``except mb.errors.MbcourseError``
+catches everything the library raises on purpose. :class:`ShapeError` and
+:class:`ModelError` also derive from :class:`ValueError`, so code written for
+NumPy-style errors keeps working.
+
+Examples
+--------
+>>> import mbcourse as mb
+>>> model = mb.Model()
+>>> model.add_body("arm", mass=-1.0, inertia=[1.0, 1.0, 1.0])
+Traceback (most recent call last):
+...
+mbcourse.errors.ModelError: body 'arm': mass must be a positive finite number, got -1.0
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MbcourseError",
+    "ModelError",
+    "TopologyError",
+    "ShapeError",
+    "SingularSystemError",
+]
+
+
+class MbcourseError(Exception):
+    """Base class of every error raised on purpose by mbcourse."""
+
+
+class ModelError(MbcourseError, ValueError):
+    """A body, joint, force or parameter of a model is invalid.
+
+    Examples: a non-positive mass, an inertia tensor that is not symmetric
+    positive definite or violates the triangle inequality, a zero joint axis,
+    an unknown joint kind, a duplicate name.
+    """
+
+
+class TopologyError(MbcourseError, ValueError):
+    """The structure (graph) of a system does not suit the requested operation.
+
+    Examples: a joint from a body to itself, a second joint between the same
+    pair of bodies, a body connected to nothing, a closed loop given to a
+    method that needs a tree.
+    """
+
+
+class ShapeError(MbcourseError, ValueError):
+    """An array argument has the wrong shape or contains NaN or infinity."""
+
+
+class SingularSystemError(MbcourseError, ArithmeticError):
+    """A system of equations has no unique solution (singular mass or KKT matrix)."""

@@ -1,0 +1,232 @@
+"""Small rotation helpers shared by every formulation.
+
+Conventions (used throughout the course):
+
+* ``skew(a) @ b == np.cross(a, b)``: the book's tilde matrix.
+* A rotation matrix ``R`` maps components in a rotated ("child") frame to the
+  reference ("parent") frame: ``v_parent = R @ v_child``. Its columns are the
+  child's unit vectors in parent components.
+* Quaternions are scalar-first ``(w, x, y, z)`` and unit length.
+
+Every function accepts a leading batch dimension: ``axis_angle(axis, q)`` with
+``q`` of shape ``(B,)`` returns ``(B, 3, 3)``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from mbcourse.spatial import skew, axis_angle
+>>> bool(np.allclose(skew([1, 2, 3]) @ [4, 5, 6], np.cross([1, 2, 3], [4, 5, 6])))
+True
+>>> np.round(axis_angle([0, 0, 1], np.pi / 2) @ [1, 0, 0], 12) + 0.0
+array([0., 1., 0.])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "skew",
+    "vee",
+    "axis_angle",
+    "quat_to_matrix",
+    "matrix_to_quat",
+    "quat_multiply",
+    "quat_rate_matrix",
+    "is_rotation",
+]
+
+
+def skew(a):
+    """Skew-symmetric matrix of a vector: ``skew(a) @ b == a x b``.
+
+    Parameters
+    ----------
+    a : array_like, shape (..., 3)
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+
+    Examples
+    --------
+    >>> skew([1.0, 2.0, 3.0])
+    array([[ 0., -3.,  2.],
+           [ 3.,  0., -1.],
+           [-2.,  1.,  0.]])
+    """
+    a = np.asarray(a, dtype=float)
+    out = np.zeros(a.shape[:-1] + (3, 3))
+    out[..., 0, 1] = -a[..., 2]
+    out[..., 0, 2] = a[..., 1]
+    out[..., 1, 0] = a[..., 2]
+    out[..., 1, 2] = -a[..., 0]
+    out[..., 2, 0] = -a[..., 1]
+    out[..., 2, 1] = a[..., 0]
+    return out
+
+
+def vee(m):
+    """Inverse of :func:`skew`: the vector of the skew-symmetric part of ``m``.
+
+    Examples
+    --------
+    >>> vee(skew([1.0, 2.0, 3.0]))
+    array([1., 2., 3.])
+    """
+    m = np.asarray(m, dtype=float)
+    return 0.5 * np.stack(
+        [m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]],
+        axis=-1,
+    )
+
+
+def axis_angle(axis, angle):
+    """Rotation matrix about a unit ``axis`` by ``angle`` (Rodrigues' formula).
+
+    Parameters
+    ----------
+    axis : array_like, shape (3,) or (..., 3)
+        Unit vector (not normalized here: callers validate).
+    angle : float or array_like, shape (...)
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+
+    Examples
+    --------
+    >>> R = axis_angle([1.0, 0.0, 0.0], [0.0, np.pi])
+    >>> R.shape
+    (2, 3, 3)
+    >>> np.round(R[1], 12) + 0.0
+    array([[ 1.,  0.,  0.],
+           [ 0., -1.,  0.],
+           [ 0.,  0., -1.]])
+    """
+    axis = np.asarray(axis, dtype=float)
+    angle = np.asarray(angle, dtype=float)
+    K = skew(axis)
+    s = np.sin(angle)[..., None, None]
+    c = np.cos(angle)[..., None, None]
+    return np.eye(3) + s * K + (1.0 - c) * (K @ K)
+
+
+def quat_to_matrix(quat):
+    """Rotation matrix of a unit quaternion ``(w, x, y, z)``.
+
+    Examples
+    --------
+    >>> c = np.cos(np.pi / 4); s = np.sin(np.pi / 4)
+    >>> bool(np.allclose(quat_to_matrix([c, 0, 0, s]), axis_angle([0, 0, 1], np.pi / 2)))
+    True
+    """
+    quat = np.asarray(quat, dtype=float)
+    w, x, y, z = np.moveaxis(quat, -1, 0)
+    out = np.empty(quat.shape[:-1] + (3, 3))
+    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    out[..., 0, 1] = 2 * (x * y - w * z)
+    out[..., 0, 2] = 2 * (x * z + w * y)
+    out[..., 1, 0] = 2 * (x * y + w * z)
+    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    out[..., 1, 2] = 2 * (y * z - w * x)
+    out[..., 2, 0] = 2 * (x * z - w * y)
+    out[..., 2, 1] = 2 * (y * z + w * x)
+    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
+
+
+def matrix_to_quat(R):
+    """Unit quaternion ``(w, x, y, z)`` with ``w >= 0`` of a rotation matrix.
+
+    Uses Shepperd's method (the numerically safe branch for every rotation).
+
+    Examples
+    --------
+    >>> q = matrix_to_quat(axis_angle([0, 1, 0], 0.3))
+    >>> bool(np.allclose(quat_to_matrix(q), axis_angle([0, 1, 0], 0.3)))
+    True
+    """
+    R = np.asarray(R, dtype=float)
+    batch = R.shape[:-2]
+    m = R.reshape(-1, 3, 3)
+    d0, d1, d2 = m[:, 0, 0], m[:, 1, 1], m[:, 2, 2]
+    a21, a02, a10 = m[:, 2, 1] - m[:, 1, 2], m[:, 0, 2] - m[:, 2, 0], m[:, 1, 0] - m[:, 0, 1]
+    s01, s02, s12 = m[:, 0, 1] + m[:, 1, 0], m[:, 0, 2] + m[:, 2, 0], m[:, 1, 2] + m[:, 2, 1]
+    t = np.stack([1 + d0 + d1 + d2, 1 + d0 - d1 - d2, 1 - d0 + d1 - d2, 1 - d0 - d1 + d2], axis=1)
+    cands = np.stack(
+        [
+            np.stack([t[:, 0], a21, a02, a10], axis=1),
+            np.stack([a21, t[:, 1], s01, s02], axis=1),
+            np.stack([a02, s01, t[:, 2], s12], axis=1),
+            np.stack([a10, s02, s12, t[:, 3]], axis=1),
+        ],
+        axis=1,
+    )
+    k = np.argmax(t, axis=1)
+    rows = np.arange(m.shape[0])
+    q = cands[rows, k] * (0.5 / np.sqrt(t[rows, k]))[:, None]
+    q *= np.where(q[:, :1] < 0.0, -1.0, 1.0)
+    return q.reshape(batch + (4,))
+
+
+def quat_multiply(a, b):
+    """Hamilton product ``a * b`` of quaternions ``(w, x, y, z)``.
+
+    ``quat_to_matrix(quat_multiply(a, b)) == quat_to_matrix(a) @ quat_to_matrix(b)``.
+
+    Examples
+    --------
+    >>> quat_multiply([0, 1, 0, 0], [0, 0, 1, 0])
+    array([0., 0., 0., 1.])
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    aw, av = a[..., :1], a[..., 1:]
+    bw, bv = b[..., :1], b[..., 1:]
+    w = aw * bw - np.sum(av * bv, axis=-1, keepdims=True)
+    v = aw * bv + bw * av + np.cross(av, bv)
+    return np.concatenate([w, v], axis=-1)
+
+
+def quat_rate_matrix(quat):
+    """Matrix ``W`` with ``dquat/dt = W @ omega`` for ``omega`` in the rotated (body) frame.
+
+    For ``R = quat_to_matrix(quat)`` and ``dR/dt = R @ skew(omega)`` this is
+    ``dquat/dt = 1/2 quat * (0, omega)``.
+
+    Examples
+    --------
+    >>> quat_rate_matrix([1.0, 0.0, 0.0, 0.0]) + 0.0
+    array([[0. , 0. , 0. ],
+           [0.5, 0. , 0. ],
+           [0. , 0.5, 0. ],
+           [0. , 0. , 0.5]])
+    """
+    quat = np.asarray(quat, dtype=float)
+    w, x, y, z = np.moveaxis(quat, -1, 0)
+    W = np.stack(
+        [
+            np.stack([-x, -y, -z], axis=-1),
+            np.stack([w, -z, y], axis=-1),
+            np.stack([z, w, -x], axis=-1),
+            np.stack([-y, x, w], axis=-1),
+        ],
+        axis=-2,
+    )
+    return 0.5 * W
+
+
+def is_rotation(R, tol=1e-9):
+    """True if ``R`` is a proper rotation matrix (orthonormal, det +1) within ``tol``.
+
+    Examples
+    --------
+    >>> is_rotation(np.eye(3)), is_rotation(np.diag([1.0, 1.0, -1.0]))
+    (True, False)
+    """
+    R = np.asarray(R, dtype=float)
+    if R.shape[-2:] != (3, 3) or not np.all(np.isfinite(R)):
+        return False
+    ortho = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max() <= tol
+    return bool(ortho and np.all(np.abs(np.linalg.det(R) - 1.0) <= tol))
