@@ -9,12 +9,24 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help venv book test clean
+# The book must work without network (exam computers): MathJax comes from the pip
+# package sphinx-mathjax-offline, the ipywidgets embedder (@jupyter-widgets/html-manager
+# dist/embed.js + fonts) is vendored in book/_offline/widgets, and every build is
+# checked by tools/check_offline.py. `make vendor-widgets` re-fetches the embedder
+# with npm (needed only to update it); pin and checksum are here:
+HTML_MANAGER        := 1.0.15
+HTML_MANAGER_SHA256 := 2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d6107638
+WIDGETS_DIR         := book/_offline/widgets
+WIDGETS_TMP         := _build/.vendor-widgets
+
+.PHONY: help venv book test clean check-offline vendor-widgets
 
 help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
 	@echo "make test   run unit, property, cross-formulation and doctests, and nbval on every notebook"
 	@echo "make clean  remove build products (keeps .venv)"
+	@echo "make check-offline   re-check _build/html for references to the network"
+	@echo "make vendor-widgets  re-fetch the ipywidgets embedder with npm (maintainers only)"
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,8 +36,31 @@ $(STAMP): pyproject.toml constraints.txt
 
 venv: $(STAMP)
 
-book: $(STAMP)
+book: $(STAMP) $(WIDGETS_DIR)/embed.js
 	$(BIN)/jupyter-book build . --path-output . --all -W -n --keep-going
+	$(BIN)/python tools/check_offline.py _build/html
+
+check-offline:
+	$(PYTHON) tools/check_offline.py _build/html --links
+
+# Committed to git, so normally present; fetched only when missing (or on request).
+$(WIDGETS_DIR)/embed.js:
+	@$(MAKE) --no-print-directory vendor-widgets
+
+vendor-widgets:
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "error: $(WIDGETS_DIR)/embed.js is missing and npm is not installed." >&2; \
+	  echo "  Restore the vendored files with 'git checkout -- $(WIDGETS_DIR)', or install" >&2; \
+	  echo "  Node.js/npm to fetch @jupyter-widgets/html-manager@$(HTML_MANAGER)." >&2; exit 1; }
+	rm -rf $(WIDGETS_TMP) && mkdir -p $(WIDGETS_TMP)
+	cd $(WIDGETS_TMP) && npm pack --silent @jupyter-widgets/html-manager@$(HTML_MANAGER) >/dev/null
+	$(PYTHON) -c "import hashlib, sys; p = '$(WIDGETS_TMP)/jupyter-widgets-html-manager-$(HTML_MANAGER).tgz'; \
+	  h = hashlib.sha256(open(p, 'rb').read()).hexdigest(); \
+	  sys.exit(0 if h == '$(HTML_MANAGER_SHA256)' else f'checksum mismatch for {p}: {h}')"
+	tar -xzf $(WIDGETS_TMP)/jupyter-widgets-html-manager-$(HTML_MANAGER).tgz -C $(WIDGETS_TMP)
+	mkdir -p $(WIDGETS_DIR)
+	cd $(WIDGETS_TMP)/package/dist && cp embed.js embed.js.LICENSE.txt *.woff2 *.woff $(CURDIR)/$(WIDGETS_DIR)/
+	rm -rf $(WIDGETS_TMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
