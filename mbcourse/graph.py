@@ -34,6 +34,7 @@ The tree of Fig. 1.3 (Table 1.1):
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -539,8 +540,15 @@ def spanning_tree(i_plus, i_minus, n=None, cut=None):
     return tree_arcs, cut_arcs
 
 
-def fundamental_cycles(i_plus, i_minus, n=None):
+def fundamental_cycles(i_plus, i_minus, n=None, cut=None):
     """One closed loop per cut joint: the cut arc plus the tree path joining its ends.
+
+    Parameters
+    ----------
+    i_plus, i_minus : sequence of int
+    n : int, optional
+    cut : sequence of int, optional
+        Arc positions to cut (default: the breadth-first choice of :func:`spanning_tree`).
 
     Returns
     -------
@@ -554,7 +562,7 @@ def fundamental_cycles(i_plus, i_minus, n=None):
     [[2, 3, 0, 1]]
     """
     ip, im, n = _arcs(i_plus, i_minus, n)
-    tree, cut = spanning_tree(ip, im, n)
+    tree, cut = spanning_tree(ip, im, n, cut=cut)
     pred_v, pred_a, _ = predecessors(ip[tree], im[tree], n)
     pred_a = np.where(pred_a >= 0, tree[np.maximum(pred_a, 0)], -1)
 
@@ -658,15 +666,15 @@ class Graph:
         return regular_numbering(self.i_plus, self.i_minus, self.n)
 
     def draw(self, ax=None, **kwargs):
-        """Draw the graph with body and joint names, see :func:`draw`."""
-        return draw(self.i_plus, self.i_minus, ax=ax, body_labels=self.body_names,
-                    arc_labels=self.joint_names, **kwargs)
+        """Draw the graph with body and joint names (overridable), see :func:`draw`."""
+        kwargs.setdefault("body_labels", self.body_names)
+        kwargs.setdefault("arc_labels", self.joint_names)
+        return draw(self.i_plus, self.i_minus, ax=ax, n=self.n, **kwargs)
 
 
 # --------------------------------------------------------------------- drawing
-def _tree_layout(ip, im, n):
-    """Tidy layered layout: depth from s_0 downward, leaves spread evenly."""
-    tree, _ = spanning_tree(ip, im, n)
+def _tree_layout(ip, im, n, tree):
+    """Tidy layered layout of the spanning tree: depth from s_0 downward, leaves spread."""
     pred_v, _, order = predecessors(ip[tree], im[tree], n)
     children = [[] for _ in range(n + 1)]
     for v in order[1:]:
@@ -690,70 +698,83 @@ def _tree_layout(ip, im, n):
 
 
 def draw(i_plus, i_minus, ax=None, body_labels=None, arc_labels=None, n=None,
-         highlight=(), title=None):
+         highlight=(), cut=None, title=None):
     """Draw the directed graph of a system with matplotlib.
 
-    Bodies are circles laid out by depth from ``s_0`` (top); each arc is an arrow from
-    ``i+(a)`` to ``i-(a)`` labelled ``u_a``. Cut joints of closed structures are dashed.
+    Bodies are laid out by depth from ``s_0`` (top) along a spanning tree; each arc is an
+    arrow from ``i+(a)`` to ``i-(a)`` labelled ``u_a``. Cut joints of closed structures are
+    dashed and curved.
 
     Parameters
     ----------
     i_plus, i_minus : sequence of int
     ax : matplotlib Axes, optional
     body_labels, arc_labels : sequence of str, optional
-        Defaults ``s0..sn`` and ``u1..um``.
+        Defaults ``s0..sn`` and ``u1..um`` (LaTeX).
+    n : int, optional
     highlight : sequence of int
         Arc positions to draw in colour (e.g. a path found by :func:`path_from_base`).
+    cut : sequence of int, optional
+        Arc positions to treat as cut joints (default: the breadth-first choice).
     title : str, optional
 
     Returns
     -------
     matplotlib Axes
+        With the body positions in ``ax.mbcourse_positions`` (array (n + 1, 2)).
 
     Examples
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> ax = draw([1, 6, 4, 6, 4, 6, 7], [6, 2, 3, 4, 5, 7, 0])
-    >>> len(ax.patches) >= 7
-    True
+    >>> len(ax.patches), ax.mbcourse_positions.shape
+    (7, (8, 2))
     """
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch
 
     ip, im, n = _arcs(i_plus, i_minus, n)
-    pos = _tree_layout(ip, im, n)
-    _, cut = spanning_tree(ip, im, n)
-    body_labels = body_labels or [f"$s_{{{i}}}$" for i in range(n + 1)]
-    arc_labels = arc_labels or [f"$u_{{{a + 1}}}$" for a in range(ip.size)]
+    tree, cut = spanning_tree(ip, im, n, cut=cut)
+    pos = _tree_layout(ip, im, n, tree)
+    body_labels = list(body_labels) if body_labels is not None else \
+        [f"$s_{{{i}}}$" for i in range(n + 1)]
+    arc_labels = list(arc_labels) if arc_labels is not None else \
+        [f"$u_{{{a + 1}}}$" for a in range(ip.size)]
+    if len(body_labels) != n + 1 or len(arc_labels) != ip.size:
+        raise ShapeError(f"need {n + 1} body labels and {ip.size} arc labels, got "
+                         f"{len(body_labels)} and {len(arc_labels)}")
     if ax is None:
         width = max(3.0, 0.9 * (pos[:, 0].max() + 1))
         height = max(2.5, 1.1 * (1 - pos[:, 1].min()))
         _, ax = plt.subplots(figsize=(width, height))
     highlight = set(int(a) for a in highlight)
-    for a, (p, c) in enumerate(zip(ip, im)):
-        dashed = a in cut
-        color = "C3" if a in highlight else ("0.45" if dashed else "0.15")
-        rad = 0.25 if dashed else 0.0
-        arrow = FancyArrowPatch(pos[p], pos[c], arrowstyle="-|>", mutation_scale=14,
-                                shrinkA=13, shrinkB=13, color=color, lw=2.0 if a in highlight else 1.3,
-                                linestyle="--" if dashed else "-",
-                                connectionstyle=f"arc3,rad={rad}")
-        ax.add_patch(arrow)
-        mid = 0.5 * (pos[p] + pos[c])
-        if dashed:
-            d = pos[c] - pos[p]
-            mid = mid + 0.25 * np.array([d[1], -d[0]])
+    bend = {int(a): 0.3 * (-1) ** k for k, a in enumerate(cut)}  # alternate the curvature
+    for a in range(ip.size):
+        p, c = ip[a], im[a]
+        dashed = a in bend
+        color = "C3" if a in highlight else ("C0" if dashed else "0.15")
+        rad = bend.get(a, 0.0)
+        ax.add_patch(FancyArrowPatch(pos[p], pos[c], arrowstyle="-|>", mutation_scale=14,
+                                     shrinkA=12, shrinkB=12, color=color,
+                                     lw=2.0 if a in highlight else 1.3,
+                                     linestyle="--" if dashed else "-",
+                                     connectionstyle=f"arc3,rad={rad}"))
+        d = pos[c] - pos[p]
+        # midpoint of matplotlib's arc3 Bezier curve: chord midpoint + rad/2 * (dy, -dx)
+        mid = 0.5 * (pos[p] + pos[c]) + 0.5 * rad * np.array([d[1], -d[0]])
         ax.annotate(arc_labels[a], mid, xytext=(4, 0), textcoords="offset points",
                     fontsize=9, color=color, ha="left", va="center")
-    ax.scatter(pos[:, 0], pos[:, 1], s=520, c=["#f2d7a6"] + ["#cfe3f3"] * n,
-               edgecolors="0.2", zorder=3)
     for i in range(n + 1):
-        ax.annotate(body_labels[i], pos[i], ha="center", va="center", fontsize=9, zorder=4)
+        short = len(re.sub(r"[${}_\\]", "", body_labels[i])) <= 3  # visible characters
+        ax.annotate(body_labels[i], pos[i], ha="center", va="center", fontsize=9, zorder=4,
+                    bbox=dict(boxstyle="circle,pad=0.35" if short else "round,pad=0.35",
+                              fc="#f2d7a6" if i == 0 else "#cfe3f3", ec="0.2"))
     ax.set_xlim(pos[:, 0].min() - 0.7, pos[:, 0].max() + 0.7)
     ax.set_ylim(pos[:, 1].min() - 0.6, 0.6)
     ax.set_aspect("equal")
     ax.axis("off")
     if title:
         ax.set_title(title)
+    ax.mbcourse_positions = pos
     return ax

@@ -290,6 +290,24 @@ def test_graph_object_and_drawing():
     assert len(ax.patches) == 7
     texts = [t.get_text() for t in ax.texts]
     assert "u1" in texts and "s0" in texts
-    ax2 = g.draw(IP_322, IM_322)
-    dashed = [p for p in ax2.patches if p.get_linestyle() not in ("-", "solid")]
-    assert len(dashed) == 3
+    ax = graph.draw(body_labels=[f"B{i}" for i in range(8)])
+    assert "B3" in [t.get_text() for t in ax.texts]
+    # parents are drawn above their children
+    pos = ax.mbcourse_positions
+    pred_v, _, _ = g.predecessors(IP, IM)
+    assert all(pos[k, 1] < pos[pred_v[k], 1] for k in range(1, 8))
+    ax2 = g.draw(IP_322, IM_322, cut=[7, 8, 9])
+    dashed = [i for i, p in enumerate(ax2.patches) if p.get_linestyle() not in ("-", "solid")]
+    assert dashed == [7, 8, 9]
+    with pytest.raises(ShapeError, match="labels"):
+        g.draw(IP, IM, body_labels=["a"])
+
+
+def test_fundamental_cycles_with_a_chosen_cut():
+    cycles = g.fundamental_cycles(IP_322, IM_322, cut=[7, 8, 9])
+    assert [c[0] for c in cycles] == [7, 8, 9]
+    S = g.incidence_matrix(IP_322, IM_322)
+    T = g.path_matrix(IP_322[:7], IM_322[:7])
+    TS = T @ S[1:, 7:]  # the tree path of each loop, by the route of Yudintsev (3.198)
+    for j, cycle in enumerate(cycles):
+        assert sorted(cycle[1:]) == np.flatnonzero(TS[:, j]).tolist()
