@@ -58,6 +58,7 @@ __all__ = [
     "is_tree",
     "Graph",
     "draw",
+    "matrix_table",
 ]
 
 
@@ -670,6 +671,45 @@ class Graph:
         kwargs.setdefault("body_labels", self.body_names)
         kwargs.setdefault("arc_labels", self.joint_names)
         return draw(self.i_plus, self.i_minus, ax=ax, n=self.n, **kwargs)
+
+
+# ------------------------------------------------------------------- printing
+def matrix_table(M, rows=None, cols=None):
+    """An integer matrix as a labelled table, signs written out (``+1``, ``-1``, ``0``).
+
+    Parameters
+    ----------
+    M : array_like of int, shape (r, c)
+    rows, cols : sequence of str, optional
+        Row and column labels (default: ``0, 1, ...``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(matrix_table(incidence_matrix([0, 1], [1, 2]), ["s0", "s1", "s2"], ["u1", "u2"]))
+          u1  u2
+    s0    +1   0
+    s1    -1  +1
+    s2     0  -1
+    """
+    M = np.asarray(M)
+    if M.ndim != 2 or (M.size and not np.all(M == np.round(M))):
+        raise ShapeError(f"matrix_table needs a 2-D integer matrix, got shape {M.shape}")
+    M = M.astype(int)
+    rows = [str(r) for r in (rows if rows is not None else range(M.shape[0]))]
+    cols = [str(c) for c in (cols if cols is not None else range(M.shape[1]))]
+    if len(rows) != M.shape[0] or len(cols) != M.shape[1]:
+        raise ShapeError(f"{len(rows)} row and {len(cols)} column labels for a matrix of shape "
+                         f"{M.shape}")
+    width = max(4, max((len(c) for c in cols), default=0) + 1)
+    lead = max((len(r) for r in rows), default=0) + 1
+    lines = [" " * lead + "".join(c.rjust(width) for c in cols)]
+    for r, row in zip(rows, M):
+        lines.append(r.ljust(lead) + "".join((f"{v:+d}" if v else "0").rjust(width) for v in row))
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------- drawing
