@@ -28,6 +28,7 @@ __all__ = [
     "TopologyError",
     "ShapeError",
     "SingularSystemError",
+    "InconsistentStateError",
 ]
 
 
@@ -59,3 +60,8 @@ class ShapeError(MbcourseError, ValueError):
 
 class SingularSystemError(MbcourseError, ArithmeticError):
     """A system of equations has no unique solution (singular mass or KKT matrix)."""
+
+
+class InconsistentStateError(MbcourseError, ValueError):
+    """A state violates the constraints it must satisfy (e.g. a closed loop that does not
+    close, or velocities that break a loop), beyond the stated tolerance."""

@@ -37,6 +37,7 @@ spherical       4     3     unit quaternion ``(w, x, y, z)``; ``v`` = relative a
                             velocity in child axes
 free            7     6     ``z`` (3, parent axes) then a quaternion; ``v`` = (dz/dt in
                             parent axes, relative angular velocity in child axes)
+fixed           0     0     none: the child is welded to the parent
 ==============  ====  ====  ==========================================================
 
 Axes are given in parent axes, where the child's axes coincide with the parent's at
@@ -72,7 +73,7 @@ import numpy as np
 
 from . import graph as _graph
 from .errors import ModelError, ShapeError, TopologyError
-from .spatial import axis_angle, is_rotation, quat_rate_matrix, quat_to_matrix
+from .spatial import axis_angle, is_rotation, quat_rate_matrix, quat_to_matrix, vee
 
 __all__ = ["Model", "Body", "Joint", "Load", "BaseMotion", "JOINT_KINDS"]
 
@@ -426,8 +427,15 @@ class Free(Joint):
         return np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
 
 
+class Fixed(Joint):
+    """No relative motion (a weld): ``R_a = orientation``, ``z = 0``; ``nq = nv = 0``."""
+
+    kind, nq, nv, coordinate_names = "fixed", 0, 0, ()
+
+
 JOINT_KINDS = {
-    cls.kind: cls for cls in (Revolute, Prismatic, Screw, Cylindrical, Universal, Spherical, Free)
+    cls.kind: cls
+    for cls in (Revolute, Prismatic, Screw, Cylindrical, Universal, Spherical, Free, Fixed)
 }
 _NEEDS_AXIS = {"revolute", "prismatic", "screw", "cylindrical"}
 
@@ -492,6 +500,18 @@ class BaseMotion:
                     raise ModelError(
                         f"base motion: {d_name} at t={t} is {given.tolist()} but the derivative "
                         f"of {f_name} is {np.round(fd, 6).tolist()}; give consistent functions"
+                    )
+        if self._orientation is not None:  # dA/dt A^T = skew(angular velocity)
+            for t in (0.0, 0.37):
+                dA = (np.asarray(self._orientation(t + h)) - np.asarray(self._orientation(t - h)))
+                fd = vee(dA / (2 * h) @ np.asarray(self._orientation(t)).T)
+                given = (np.zeros(3) if self._angular_velocity is None
+                         else np.asarray(self._angular_velocity(t), dtype=float))
+                if np.abs(fd - given).max() > 1e-4 * (1.0 + np.abs(fd).max()):
+                    raise ModelError(
+                        f"base motion: angular_velocity at t={t} is {given.tolist()} but the "
+                        f"orientation turns at {np.round(fd, 6).tolist()}; give consistent "
+                        "functions"
                     )
 
     def state(self, t=0.0):
@@ -597,7 +617,8 @@ class Model:
         name : str
             Unique joint name.
         kind : str
-            One of ``revolute, prismatic, screw, cylindrical, universal, spherical, free``.
+            One of ``revolute, prismatic, screw, cylindrical, universal, spherical, free,
+            fixed``.
         parent, child : str or int
             Body names (or numbers); ``"ground"`` is body 0.
         parent_point : array_like, shape (3,)

@@ -9,7 +9,8 @@ import mbcourse as mb
 from mbcourse.errors import MbcourseError, ModelError, ShapeError, TopologyError
 from mbcourse.spatial import is_rotation, vee
 
-KINDS = ["revolute", "prismatic", "screw", "cylindrical", "universal", "spherical", "free"]
+KINDS = ["revolute", "prismatic", "screw", "cylindrical", "universal", "spherical", "free",
+         "fixed"]
 
 
 def unit(rng):
@@ -243,6 +244,11 @@ def test_prescribed_base_motion():
     np.testing.assert_allclose(vel[1], [1.0, 1.0, 0.0], atol=1e-12)
     with pytest.raises(ModelError, match="velocity at t=0"):
         model.set_base_motion(position=lambda t: (t, 0, 0))  # velocity missing: inconsistent
+    with pytest.raises(ModelError, match="orientation turns at"):
+        model.set_base_motion(orientation=lambda t: mb.spatial.axis_angle([0, 0, 1], t))
+    spin = model.set_base_motion(orientation=lambda t: mb.spatial.axis_angle([0, 0, 1], t),
+                                 angular_velocity=(0, 0, 1.0))
+    assert spin.state(1.0)["orientation"][1, 0] == pytest.approx(np.sin(1.0))
     with pytest.raises(ModelError, match="unknown base-motion entry"):
         model.set_base_motion(speed=(1, 0, 0))
 
@@ -386,5 +392,6 @@ def test_bad_loads_and_base():
 
 
 def test_every_error_is_an_mbcourse_error():
-    for cls in (ModelError, TopologyError, ShapeError, mb.errors.SingularSystemError):
+    for cls in (ModelError, TopologyError, ShapeError, mb.errors.SingularSystemError,
+                mb.errors.InconsistentStateError):
         assert issubclass(cls, MbcourseError)

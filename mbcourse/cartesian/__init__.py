@@ -1,0 +1,23 @@
+"""Chapter 2: equations of motion in absolute (Cartesian) coordinates.
+
+Every body keeps its own coordinates, joints become constraint rows, reactions are the
+Lagrange multipliers (Yudintsev section 2). This is the most general formulation of the
+course: closed loops need nothing special.
+
+* :mod:`.constraints` — elementary rows: point–plane, perpendicular (relative rotation),
+  planar point–line and rotation.
+* :mod:`.system` — joints as rows, the KKT system, ``forward_dynamics`` (contract),
+  ``reactions``.
+* :mod:`.solvers` — ``"dense"``, ``"schur"`` and ``"ldlt"`` (Baraff, no fill-in).
+"""
+
+from . import constraints, solvers, system
+from .solvers import fill_in, kkt_blocks, redundancy
+from .system import (Equations, body_states, constraint_rows, equations, forward_dynamics,
+                     is_planar, joint_accelerations, reactions, solve)
+
+__all__ = [
+    "constraints", "solvers", "system",
+    "forward_dynamics", "reactions", "solve", "equations", "body_states", "constraint_rows",
+    "is_planar", "joint_accelerations", "Equations", "fill_in", "kkt_blocks", "redundancy",
+]

@@ -1,0 +1,258 @@
+"""Elementary constraints in absolute (Cartesian) coordinates, Yudintsev section 2.
+
+Every body ``k`` has its own coordinates: the centre-of-mass position ``r_k`` and the
+orientation ``A_k`` (body axes to inertial axes) in space, or ``(x_k, y_k, phi_k)`` in the
+plane. Its accelerations are ``ddX_k = (ddr_k, domega_k)`` with the angular acceleration in
+**body axes** (spatial, 6 entries) or ``(ddx_k, ddy_k, ddphi_k)`` (planar, 3 entries).
+
+An elementary constraint between bodies ``i`` and ``j`` is a scalar position-level
+function ``g(X_i, X_j) = 0``. Twice differentiated it gives one row of the acceleration
+equations (2.22)::
+
+    Q_i ddX_i + Q_j ddX_j = b
+
+Each function below returns ``(g, Q_i, Q_j, b)`` for a batch of states; the rows are the
+exact derivatives of ``g`` (the tests check them against finite differences), so the same
+functions serve the acceleration equations, the projection onto the constraint manifold
+and Baumgarte stabilization.
+
+* :func:`point_plane` — a point of body ``j`` stays on a plane of body ``i`` (2.10)–(2.22).
+  Two of them make a point-on-line, three a spherical joint (2.44)–(2.45).
+* :func:`perpendicular` — a vector of body ``j`` keeps its angle with a vector of body ``i``.
+  Its row is the book's relative-rotation constraint (2.27)–(2.31) about ``n = u x w``:
+  at an assembled configuration the two rows coincide (tests), but this one is the exact
+  derivative of a position-level function, so drift can be measured and corrected.
+* :func:`planar_point_line` — the planar point-on-line constraint (2.33)–(2.43).
+* :func:`planar_rotation` — the planar relative-rotation constraint (2.32).
+
+Body states are passed as :class:`SpatialState` / :class:`PlanarState` slices: arrays with
+a leading batch dimension.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..spatial import skew
+
+__all__ = [
+    "SpatialState",
+    "PlanarState",
+    "point_plane",
+    "perpendicular",
+    "relative_rotation_row",
+    "planar_point_line",
+    "planar_rotation",
+]
+
+_OMEGA = np.array([[0.0, -1.0], [1.0, 0.0]])  # planar rotation by +90 degrees
+
+
+@dataclass
+class SpatialState:
+    """Positions, orientations and velocities of one body for a batch of states.
+
+    Attributes
+    ----------
+    r : (B, 3) centre of mass, inertial axes
+    A : (B, 3, 3) body axes to inertial axes
+    v : (B, 3) velocity of the centre of mass, inertial axes
+    w : (B, 3) angular velocity, **body** axes
+    """
+
+    r: np.ndarray
+    A: np.ndarray
+    v: np.ndarray
+    w: np.ndarray
+
+
+@dataclass
+class PlanarState:
+    """Planar coordinates of one body for a batch: ``x`` (B, 2), ``phi`` (B,) and their
+    rates ``v`` (B, 2), ``w`` (B,)."""
+
+    x: np.ndarray
+    phi: np.ndarray
+    v: np.ndarray
+    w: np.ndarray
+
+    @property
+    def A(self):
+        """(B, 2, 2) rotation of the body axes."""
+        c, s = np.cos(self.phi), np.sin(self.phi)
+        return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
+
+
+def _mv(M, x):
+    """Batched matrix @ vector."""
+    return (M @ x[..., None])[..., 0]
+
+
+def _T(M):
+    return np.swapaxes(M, -1, -2)
+
+
+def _dot(a, b):
+    return np.sum(a * b, axis=-1)
+
+
+def point_plane(n, rho_j, d, si, sj):
+    """Point ``K`` of body ``j`` on a plane of body ``i``, Yudintsev (2.10)–(2.22).
+
+    The plane has the unit normal ``n`` (body-``i`` axes) and passes through the point at
+    ``d n`` from ``C_i``; ``K`` is at ``rho_j`` from ``C_j`` (body-``j`` axes)::
+
+        g = n . rho_ij^(i) - d,   rho_ij^(i) = A_i^T (A_j rho_j + r_j - r_i)   (2.12), (2.15)
+
+    Returns
+    -------
+    g : (B,)
+    Q_i, Q_j : (B, 6)
+        ``Q_i = [-n^T A_i^T, n^T tilde(rho_ij^(i))]``,
+        ``Q_j = [n^T A_i^T, -n^T A_i^T A_j tilde(rho_j)]`` (2.22).
+    b : (B,)
+        ``n^T (2 w_i x A_i^T drho - w_i x (w_i x A_i^T rho) - A_i^T A_j w_j x (w_j x rho_j))``.
+
+    Examples
+    --------
+    A point 1 m along the x axis of a body that spins about z at 1 rad/s, on the plane
+    x = 1 of the fixed body: the row is ``ddx_j = 1`` (centripetal term), no violation.
+
+    >>> import numpy as np
+    >>> E = np.eye(3)[None]
+    >>> ground = SpatialState(np.zeros((1, 3)), E, np.zeros((1, 3)), np.zeros((1, 3)))
+    >>> body = SpatialState(np.zeros((1, 3)), E, np.zeros((1, 3)), np.array([[0, 0, 1.0]]))
+    >>> g, Qi, Qj, b = point_plane(np.array([1.0, 0, 0]), np.array([1.0, 0, 0]), 1.0, ground, body)
+    >>> float(g[0]), Qj[0].round(12).tolist(), float(b[0])
+    (0.0, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0)
+    """
+    Ai_T = _T(si.A)
+    rho0 = _mv(sj.A, rho_j) + sj.r - si.r  # (2.15)
+    rho_i = _mv(Ai_T, rho0)  # (2.12)
+    g = _dot(rho_i, n) - d
+    nA = _mv(si.A, n)  # n in inertial axes, i.e. n^T A_i^T as a row
+    Qi = np.concatenate([-nA, np.cross(n, rho_i)], axis=-1)  # n^T skew(rho) x = (n x rho) . x
+    Aij = Ai_T @ sj.A
+    Qj = np.concatenate([nA, np.cross(rho_j, _mv(_T(Aij), n))], axis=-1)
+    drho0 = _mv(sj.A, np.cross(sj.w, rho_j)) + sj.v - si.v  # (2.16)
+    wi = si.w
+    term = (2.0 * np.cross(wi, _mv(Ai_T, drho0))
+            - np.cross(wi, np.cross(wi, rho_i))
+            - _mv(Aij, np.cross(sj.w, np.cross(sj.w, rho_j))))
+    b = _dot(term, n)
+    return g, Qi, Qj, b
+
+
+def perpendicular(u, w, c0, si, sj):
+    """Vector ``u`` of body ``i`` and vector ``w`` of body ``j`` keep ``u . w = c0``.
+
+    ``g = u^T A_i^T A_j w - c0``; with two such rows a revolute joint keeps its axis, with
+    three a prismatic joint keeps its orientation. Its row is the relative-rotation
+    constraint (2.27)–(2.31) about ``n = u x w`` (see :func:`relative_rotation_row`).
+
+    Returns
+    -------
+    g : (B,)
+    Q_i, Q_j : (B, 6)
+        Zero translational part; rotational parts ``u x w_i`` and ``w x u_j`` where
+        ``w_i = A_i^T A_j w`` and ``u_j = A_j^T A_i u``.
+    b : (B,)
+    """
+    Aij = _T(si.A) @ sj.A
+    w_in_i = _mv(Aij, w)
+    u_in_j = _mv(_T(Aij), u)
+    g = _dot(w_in_i, u) - c0
+    zero = np.zeros_like(w_in_i)
+    Qi = np.concatenate([zero, np.cross(u, w_in_i)], axis=-1)
+    Qj = np.concatenate([zero, np.cross(w, u_in_j)], axis=-1)
+    dw_in_i = -np.cross(si.w, w_in_i) + _mv(Aij, np.cross(sj.w, w))
+    du_in_j = -np.cross(sj.w, u_in_j) + _mv(_T(Aij), np.cross(si.w, u))
+    b = -(_dot(np.cross(u, dw_in_i), si.w) + _dot(np.cross(w, du_in_j), sj.w))
+    return g, Qi, Qj, b
+
+
+def relative_rotation_row(n, si, sj):
+    """The book's relative-rotation row (2.27)–(2.31): no relative rotation about ``n``.
+
+    ``n`` is fixed in body ``i``; the velocity-level constraint is
+    ``n^T (A_i^T A_j w_j - w_i) = 0`` and its derivative gives the row::
+
+        -n^T dw_i + (A_j^T A_i n)^T dw_j = n^T tilde(w_i) A_i^T A_j w_j
+
+    This is the textbook form, kept for teaching and for the tests; the assembled systems
+    use :func:`perpendicular`, whose row coincides with it at assembled configurations.
+
+    Returns
+    -------
+    Q_i, Q_j : (B, 6)
+    b : (B,)
+    """
+    Aij = _T(si.A) @ sj.A
+    zero = np.zeros(si.w.shape)
+    Qi = np.concatenate([zero, -np.broadcast_to(n, si.w.shape)], axis=-1)
+    Qj = np.concatenate([zero, _mv(_T(Aij), n)], axis=-1)
+    b = _dot(np.cross(si.w, _mv(Aij, sj.w)), n)
+    return Qi, Qj, b
+
+
+def planar_point_line(n, rho_j, d, si, sj):
+    """Planar point-on-line constraint, Yudintsev (2.33)–(2.43).
+
+    Point ``K`` of body ``j`` (at ``rho_j`` from ``C_j``, body-``j`` axes) stays on the line
+    of body ``i`` with unit normal ``n`` (body-``i`` axes) at distance ``d`` from ``C_i``:
+    ``g = n . A_i^T (A_j rho_j + r_j - r_i) - d``. Two of them with independent normals make
+    a planar revolute joint; one (normal across the guide) and a :func:`planar_rotation`
+    make a slider.
+
+    Returns
+    -------
+    g : (B,)
+    Q_i, Q_j : (B, 3)
+    b : (B,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ground = PlanarState(np.zeros((1, 2)), np.zeros(1), np.zeros((1, 2)), np.zeros(1))
+    >>> crank = PlanarState(np.array([[0.5, 0.0]]), np.zeros(1), np.zeros((1, 2)), np.ones(1))
+    >>> g, Qi, Qj, b = planar_point_line(np.array([1.0, 0.0]), np.array([-0.5, 0.0]), 0.0,
+    ...                                  ground, crank)
+    >>> float(g[0]), Qj[0].round(12).tolist(), float(b[0])
+    (0.0, [1.0, 0.0, -0.0], -0.5)
+    """
+    Ai, Aj = si.A, sj.A
+    Ai_T = _T(Ai)
+    rho0 = _mv(Aj, rho_j) + sj.x - si.x
+    rho_i = _mv(Ai_T, rho0)
+    g = _dot(rho_i, n) - d
+    nA = _mv(Ai, n)  # row n^T A_i^T
+    Om_rho_i = rho_i @ _OMEGA.T
+    Aj_rho = _mv(Aj, rho_j)
+    Om_Aj_rho = Aj_rho @ _OMEGA.T
+    Qi = np.concatenate([-nA, -_dot(Om_rho_i, n)[..., None]], axis=-1)
+    Qj = np.concatenate([nA, _dot(_mv(Ai_T, Om_Aj_rho), n)[..., None]], axis=-1)
+    wi, wj = si.w, sj.w
+    dx = sj.v - si.v
+    drho0 = wj[..., None] * Om_Aj_rho + dx
+    drho_i = -wi[..., None] * Om_rho_i + _mv(Ai_T, drho0)
+    # d/dt A_i^T = -w_i Omega A_i^T (planar rotations commute with Omega)
+    term1 = -wi * _dot(_mv(Ai_T, dx @ _OMEGA.T), n)  # d/dt(n^T A_i^T) (v_j - v_i)
+    term2 = -wi * _dot(drho_i @ _OMEGA.T, n)  # d/dt(-n^T Omega rho_i) w_i
+    dA_row = (wj - wi)[..., None] * _mv(Ai_T, Om_Aj_rho @ _OMEGA.T)
+    term3 = wj * _dot(dA_row, n)  # d/dt(n^T A_i^T Omega A_j rho_j) w_j
+    b = -(term1 + term2 + term3)
+    return g, Qi, Qj, b
+
+
+def planar_rotation(c0, si, sj):
+    """Planar relative rotation held fixed, Yudintsev (2.32): ``g = phi_j - phi_i - c0``.
+
+    ``g`` is wrapped into ``(-pi, pi]`` (angles are defined up to full turns). Returns
+    ``(g, Q_i, Q_j, b)`` with ``Q_i = (0, 0, -1)``, ``Q_j = (0, 0, 1)``, ``b = 0``.
+    """
+    g = np.mod(sj.phi - si.phi - c0 + np.pi, 2 * np.pi) - np.pi
+    Qi = np.zeros(si.phi.shape + (3,))
+    Qi[..., 2] = -1.0
+    return g, Qi, -Qi, np.zeros_like(g)

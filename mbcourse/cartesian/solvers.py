@@ -1,0 +1,351 @@
+"""Three solvers of the KKT system (2.49) that must agree to round-off.
+
+* :func:`solve_dense` — the whole matrix ``H = [[M, Q^T], [Q, 0]]`` with NumPy.
+* :func:`solve_schur` — the range-space method (2.51)–(2.54): a Cholesky factor of
+  ``Q M^-1 Q^T``, whose size is the number of constraints.
+* :func:`solve_ldlt` — Baraff's block ``LDL^T`` (2.55)–(2.61): for a tree, the graph of
+  ``H`` (one node per body, one per joint) is a tree too; eliminating children before
+  parents creates **no fill-in**, so the cost is linear in the number of bodies
+  (corrected factorization of erratum E12).
+
+Each takes the :class:`~mbcourse.cartesian.system.Equations` of a batch and returns
+``(ddX, lam)`` with ``ddX`` of shape (B, n, dof) and the multipliers ``lam`` (B, nc) with
+the sign of (2.26). Redundant rows are reported by name (:func:`redundancy`), or treated
+with minimum-norm multipliers when ``redundant="lstsq"``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from ..errors import InconsistentStateError, SingularSystemError, TopologyError
+
+__all__ = ["solve_dense", "solve_schur", "solve_ldlt", "redundancy", "kkt_blocks", "fill_in",
+           "SOLVERS"]
+
+
+def redundancy(model, eq, item=0, rtol=1e-10):
+    """Rank of the constraint matrix and the joints owning its dependent rows.
+
+    Returns
+    -------
+    rank : int
+    dependent : list of (joint name, row number)
+    """
+    Q = eq.dense_Q()[item]
+    if Q.shape[0] == 0:
+        return 0, []
+    _, R, perm = scipy.linalg.qr(Q.T, pivoting=True, mode="economic")
+    d = np.abs(np.diag(R))
+    rank = int(np.sum(d > rtol * max(d[0], 1e-300)))
+    dependent = [(model.joints[eq.row_joint[r]].name, int(r)) for r in sorted(perm[rank:])]
+    return rank, dependent
+
+
+def _raise_redundant(model, eq):
+    rank, dependent = redundancy(model, eq)
+    if not dependent:
+        raise SingularSystemError(
+            "the KKT matrix is singular although the constraint rows are independent; check "
+            "masses and inertias"
+        )
+    joints = sorted({name for name, _ in dependent})
+    raise SingularSystemError(
+        f"the constraint rows are redundant: rank {rank} of {eq.nc}; rows "
+        f"{[r for _, r in dependent]} of joints {joints} repeat the others, so the "
+        "multipliers are not unique. A planar loop built from spatial revolute joints is "
+        "over-constrained this way: use planar=True, or release as many constraint directions "
+        "as there are redundant rows (a four-bar in space: make one revolute joint universal "
+        "and another spherical), or pass redundant='lstsq' for minimum-norm multipliers (the "
+        "accelerations stay unique). At a singular configuration (a dead point) the rows "
+        "lose rank only there"
+    )
+
+
+def _is_deficient(eq, Q=None, rtol=1e-10):
+    if eq.nc == 0:
+        return False
+    Q = eq.dense_Q() if Q is None else Q
+    s = np.linalg.svd(Q, compute_uv=False)
+    return bool(np.any(s[:, -1] <= rtol * np.maximum(s[:, 0], 1e-300)))
+
+
+def _check_solution(model, eq, ddX, lam):
+    if not (np.all(np.isfinite(ddX)) and np.all(np.isfinite(lam))):
+        _raise_redundant(model, eq)
+    return ddX, lam
+
+
+def _minv(eq):
+    return np.linalg.inv(eq.M)  # (n, d, d), body blocks
+
+
+def _lstsq(model, eq):
+    """Minimum-norm multipliers for redundant but consistent rows."""
+    B = eq.F.shape[0]
+    N = eq.n * eq.dof
+    Q = eq.dense_Q()
+    Minv = scipy.linalg.block_diag(*_minv(eq)) if eq.n else np.zeros((0, 0))
+    F = eq.F.reshape(B, N)
+    QMinv = Q @ Minv
+    S = QMinv @ np.swapaxes(Q, -1, -2)
+    rhs = eq.b - (QMinv @ F[..., None])[..., 0]
+    lam = (np.linalg.pinv(S, rcond=1e-10, hermitian=True) @ rhs[..., None])[..., 0]
+    ddX = ((F + (np.swapaxes(Q, -1, -2) @ lam[..., None])[..., 0]) @ Minv.T)
+    residual = np.abs((Q @ ddX[..., None])[..., 0] - eq.b).max(initial=0.0)
+    if residual > 1e-8 * (1.0 + np.abs(eq.b).max(initial=0.0)):
+        raise InconsistentStateError(
+            f"the redundant constraints contradict each other (residual {residual:.3g}): no "
+            "acceleration satisfies them all"
+        )
+    return ddX.reshape(B, eq.n, eq.dof), lam
+
+
+def solve_dense(model, eq, redundant="raise"):
+    """Solve the full KKT system with ``numpy.linalg.solve`` (LU), batch-wise.
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.Model(gravity=(0, 0, -9.81))
+    >>> _ = m.add_body("box", 2.0, [1, 1, 1])
+    >>> _ = m.add_joint("slide", "prismatic", "ground", "box", axis=(0, 0, 1))
+    >>> eq = mb.cartesian.equations(m, [0.0], [0.0])
+    >>> ddX, lam = solve_dense(m, eq)
+    >>> ddX[0, 0].round(12) + 0.0       # falls freely along the guide
+    array([ 0.  ,  0.  , -9.81,  0.  ,  0.  ,  0.  ])
+    """
+    B = eq.F.shape[0]
+    N = eq.n * eq.dof
+    Q = eq.dense_Q()
+    if _is_deficient(eq, Q):
+        if redundant == "lstsq":
+            return _lstsq(model, eq)
+        _raise_redundant(model, eq)
+    H = np.zeros((B, N + eq.nc, N + eq.nc))
+    H[:, :N, :N] = eq.dense_M()
+    H[:, :N, N:] = np.swapaxes(Q, -1, -2)
+    H[:, N:, :N] = Q
+    rhs = np.concatenate([eq.F.reshape(B, N), eq.b], axis=-1)
+    try:
+        sol = np.linalg.solve(H, rhs[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        _raise_redundant(model, eq)
+    return _check_solution(model, eq, sol[:, :N].reshape(B, eq.n, eq.dof), -sol[:, N:])
+
+
+def solve_schur(model, eq, redundant="raise"):
+    """Range-space solution (2.51)–(2.54).
+
+    ``lam = (Q M^-1 Q^T)^-1 (b - Q M^-1 F)`` (Cholesky), then
+    ``ddX = M^-1 (F + Q^T lam)``; ``M`` is block diagonal, so ``M^-1`` costs nothing.
+    """
+    if eq.nc and redundant == "lstsq" and _is_deficient(eq):
+        return _lstsq(model, eq)
+    B, n, d = eq.F.shape
+    Minv = _minv(eq)
+    # Q M^-1 block by block, without forming Q
+    QMi = np.zeros_like(eq.Qi)
+    QMj = np.zeros_like(eq.Qj)
+    keep_i, keep_j = eq.row_i > 0, eq.row_j > 0
+    QMi[:, keep_i] = (eq.Qi[:, keep_i, None, :] @ Minv[eq.row_i[keep_i] - 1])[:, :, 0]
+    QMj[:, keep_j] = (eq.Qj[:, keep_j, None, :] @ Minv[eq.row_j[keep_j] - 1])[:, :, 0]
+    Q = eq.dense_Q()
+    QM = np.zeros_like(Q)
+    rows = np.arange(eq.nc)
+    for body, block, keep in ((eq.row_i, QMi, keep_i), (eq.row_j, QMj, keep_j)):
+        cols = (body[keep] - 1)[:, None] * d + np.arange(d)
+        QM[:, rows[keep][:, None], cols] += block[:, keep]
+    F = eq.F.reshape(B, n * d)
+    S = QM @ np.swapaxes(Q, -1, -2)
+    rhs = eq.b - (QM @ F[..., None])[..., 0]
+    try:
+        L = np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        _raise_redundant(model, eq)
+    y = np.linalg.solve(L, rhs[..., None])
+    lam = np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+    force = eq.F + (np.swapaxes(Q, -1, -2) @ lam[..., None])[..., 0].reshape(B, n, d)
+    ddX = (Minv @ force[..., None])[..., 0]
+    return _check_solution(model, eq, ddX, lam)
+
+
+# ------------------------------------------------------------- Baraff's LDL^T
+def kkt_blocks(model, eq):
+    """The block graph of ``H``: nodes (bodies, then joints with rows) and their edges.
+
+    Returns
+    -------
+    nodes : list of (kind, index)
+        ``("body", k)`` for bodies 1..n and ``("joint", a)`` for joints with rows.
+    edges : list of (node, node)
+        A joint node is linked with the moving bodies it constrains.
+    """
+    nodes = [("body", k) for k in range(1, model.n + 1)]
+    edges = []
+    for j in model.joints:
+        if eq.joint_rows[j.index].size == 0:
+            continue
+        nodes.append(("joint", j.index))
+        me = len(nodes) - 1
+        for body in (j.parent, j.child):
+            if body > 0:
+                edges.append((me, body - 1))
+    return nodes, edges
+
+
+def _tree_order(model, nodes, edges):
+    """Children-before-parents order of the block graph, with each node's parent.
+
+    A joint node with a single body (a joint to the base) must not be a leaf: its diagonal
+    block is zero, and a leaf is eliminated with its own block. So each such node is made
+    the root of its component; every other joint node joins two bodies and always has a
+    body child, whose block makes its ``D`` invertible.
+    """
+    adj = [[] for _ in nodes]
+    for a, b in edges:
+        adj[a].append(b)
+        adj[b].append(a)
+    parent = np.full(len(nodes), -1)
+    seen = np.zeros(len(nodes), bool)
+    order = []
+    base_joints = [v for v, (kind, _) in enumerate(nodes) if kind == "joint" and len(adj[v]) == 1]
+    loop = TopologyError(
+        "solver='ldlt' needs a tree structure, but the joints form a closed loop; use "
+        "solver='dense' or solver='schur' (or the cut-joint method)"
+    )
+    for root in base_joints + list(range(len(nodes))):
+        if seen[root]:
+            continue
+        seen[root] = True
+        stack = [root]
+        while stack:
+            v = stack.pop()
+            order.append(v)
+            for w in adj[v]:
+                if w == parent[v]:
+                    continue
+                if seen[w] or w in base_joints:  # a cycle, or a second path to the base
+                    raise loop
+                seen[w] = True
+                parent[w] = v
+                stack.append(w)
+    return order[::-1], parent  # reversed pre-order: every child before its parent
+
+
+def solve_ldlt(model, eq, redundant="raise"):
+    """Baraff's tree-ordered block ``LDL^T`` (2.55)–(2.61), no fill-in, O(n).
+
+    ``H = U^T D U`` with ``U`` unit upper-triangular holding ``L_i = D_i^-1 H_{i,par(i)}``
+    at ``(i, par(i))``; ``D_i = H_ii - sum_children L_c^T D_c L_c`` (E12). Then
+    ``U^T y = rhs`` leaves to root, ``D z = y``, ``U x = z`` root to leaves (2.56)–(2.58).
+    """
+    if redundant == "lstsq" and _is_deficient(eq):
+        return _lstsq(model, eq)
+    nodes, edges = kkt_blocks(model, eq)
+    order, parent = _tree_order(model, nodes, edges)
+    B, n, d = eq.F.shape
+
+    def diag(v):
+        kind, idx = nodes[v]
+        if kind == "body":
+            return np.broadcast_to(eq.M[idx - 1], (B, d, d))
+        c = eq.joint_rows[idx].size
+        return np.zeros((B, c, c))
+
+    def coupling(v, w):
+        """H_{v, w} for adjacent nodes."""
+        kind, idx = nodes[v]
+        if kind == "joint":
+            rows = eq.joint_rows[idx]
+            body = nodes[w][1]
+            block = np.where((eq.row_i[rows] == body)[None, :, None], eq.Qi[:, rows], 0.0)
+            block = block + np.where((eq.row_j[rows] == body)[None, :, None], eq.Qj[:, rows], 0.0)
+            return block
+        return np.swapaxes(coupling(w, v), -1, -2)
+
+    def rhs(v):
+        kind, idx = nodes[v]
+        return eq.F[:, idx - 1] if kind == "body" else eq.b[:, eq.joint_rows[idx]]
+
+    D, L = {}, {}
+    children = [[] for _ in nodes]
+    for v in order:
+        if parent[v] >= 0:
+            children[parent[v]].append(v)
+    for v in order:  # factorization, children first
+        Dv = diag(v).copy()
+        for c in children[v]:
+            Dv -= np.swapaxes(L[c], -1, -2) @ D[c] @ L[c]
+        D[v] = Dv
+        if parent[v] >= 0:
+            try:
+                L[v] = np.linalg.solve(Dv, coupling(v, parent[v]))
+            except np.linalg.LinAlgError:
+                _raise_redundant(model, eq)
+    y = {}
+    for v in order:  # U^T y = rhs, leaves to root
+        yv = rhs(v).copy()
+        for c in children[v]:
+            yv -= (np.swapaxes(L[c], -1, -2) @ y[c][..., None])[..., 0]
+        y[v] = yv
+    x = {}
+    for v in reversed(order):  # D z = y, then U x = z, root to leaves
+        try:
+            zv = np.linalg.solve(D[v], y[v][..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            _raise_redundant(model, eq)
+        if parent[v] >= 0:
+            zv = zv - (L[v] @ x[parent[v]][..., None])[..., 0]
+        x[v] = zv
+    ddX = np.stack([x[k] for k in range(n)], axis=1) if n else np.zeros((B, 0, d))
+    lam = np.zeros((B, eq.nc))
+    for v in range(n, len(nodes)):
+        lam[:, eq.joint_rows[nodes[v][1]]] = -x[v]
+    return _check_solution(model, eq, ddX, lam)
+
+
+def fill_in(pattern, order):
+    """Number of new nonzero blocks created by block elimination in the given order.
+
+    Parameters
+    ----------
+    pattern : (N, N) bool
+        Block sparsity pattern of a symmetric matrix.
+    order : sequence of int
+        Elimination order (a permutation of 0..N-1).
+
+    Returns
+    -------
+    fill : int
+        Off-diagonal blocks that become nonzero although they were zero (counted once per
+        symmetric pair).
+    filled : (N, N) bool
+        The pattern of the factor, in the original numbering.
+
+    Examples
+    --------
+    A star (node 0 joined to 1, 2, 3): eliminating the hub first fills everything;
+    eliminating the leaves first fills nothing.
+
+    >>> import numpy as np
+    >>> P = np.eye(4, dtype=bool); P[0, 1:] = P[1:, 0] = True
+    >>> fill_in(P, [0, 1, 2, 3])[0], fill_in(P, [1, 2, 3, 0])[0]
+    (3, 0)
+    """
+    P = np.array(pattern, dtype=bool)
+    N = P.shape[0]
+    order = list(order)
+    filled = P.copy()
+    eliminated = np.zeros(N, bool)
+    for v in order:
+        nbrs = np.flatnonzero(filled[v] & ~eliminated)
+        nbrs = nbrs[nbrs != v]
+        filled[np.ix_(nbrs, nbrs)] = True
+        eliminated[v] = True
+    new = filled & ~P
+    return int(np.triu(new, 1).sum()), filled
+
+
+SOLVERS = {"dense": solve_dense, "schur": solve_schur, "ldlt": solve_ldlt}

@@ -1,0 +1,429 @@
+"""Chapter 2: Cartesian formulation.
+
+* every elementary row equals the finite-difference derivatives of its position-level
+  constraint (and the book's relative-rotation row (2.29));
+* forward dynamics with all three solvers equals the independent reference (Jourdain's
+  principle, tests/reference.py) on random spatial and planar trees;
+* closed loops, reactions (action = reaction, no work), batches, bad input.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.linalg import expm
+
+import mbcourse as mb
+from mbcourse.cartesian import constraints as C
+from mbcourse.errors import (InconsistentStateError, ModelError, ShapeError,
+                             SingularSystemError, TopologyError)
+from mbcourse.spatial import skew, vee
+import reference
+
+SOLVERS = ["dense", "schur", "ldlt"]
+
+
+# ------------------------------------------------------------------ row checks
+def spatial_motion(rng):
+    """A smooth random motion r(t), A(t) with known velocity and acceleration at t = 0."""
+    r0, v, a = rng.normal(size=(3, 3))
+    A0 = expm(skew(rng.normal(size=3)))
+    w, dw = rng.normal(size=(2, 3))
+
+    def at(t):
+        return r0 + v * t + 0.5 * a * t * t, A0 @ expm(skew(w * t + 0.5 * dw * t * t))
+
+    state = C.SpatialState(r0[None], A0[None], v[None], w[None])
+    return at, state, np.concatenate([a, dw])
+
+
+def planar_motion(rng):
+    x0, v, a = rng.normal(size=(3, 2))
+    phi0, w, dw = rng.normal(size=3)
+
+    def at(t):
+        return x0 + v * t + 0.5 * a * t * t, phi0 + w * t + 0.5 * dw * t * t
+
+    state = C.PlanarState(x0[None], np.array([phi0]), v[None], np.array([w]))
+    return at, state, np.array([a[0], a[1], dw])
+
+
+def derivatives(fn, h=1e-4):
+    """First and second central differences of a scalar function of t at t = 0."""
+    f1, f0, fm = fn(h), fn(0.0), fn(-h)
+    return (f1 - fm) / (2 * h), (f1 - 2 * f0 + fm) / (h * h)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_point_plane_row_matches_finite_differences(seed):
+    rng = np.random.default_rng(seed)
+    mi, si, ai = spatial_motion(rng)
+    mj, sj, aj = spatial_motion(rng)
+    n = rng.normal(size=3)
+    n /= np.linalg.norm(n)
+    rho, d = rng.normal(size=3), rng.normal()
+
+    def g(t):
+        (ri, Ai), (rj, Aj) = mi(t), mj(t)
+        return n @ (Ai.T @ (Aj @ rho + rj - ri)) - d
+
+    g0, Qi, Qj, b = C.point_plane(n, rho, d, si, sj)
+    gd, gdd = derivatives(g)
+    assert g0[0] == pytest.approx(g(0.0), abs=1e-14)
+    dXi = np.concatenate([si.v[0], si.w[0]])
+    dXj = np.concatenate([sj.v[0], sj.w[0]])
+    assert Qi[0] @ dXi + Qj[0] @ dXj == pytest.approx(gd, abs=1e-6)
+    assert Qi[0] @ ai + Qj[0] @ aj - b[0] == pytest.approx(gdd, abs=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_perpendicular_row_matches_finite_differences(seed):
+    rng = np.random.default_rng(100 + seed)
+    mi, si, ai = spatial_motion(rng)
+    mj, sj, aj = spatial_motion(rng)
+    u, w, c0 = rng.normal(size=3), rng.normal(size=3), rng.normal()
+
+    def g(t):
+        return u @ (mi(t)[1].T @ mj(t)[1] @ w) - c0
+
+    g0, Qi, Qj, b = C.perpendicular(u, w, c0, si, sj)
+    gd, gdd = derivatives(g)
+    assert g0[0] == pytest.approx(g(0.0), abs=1e-14)
+    assert Qi[0] @ np.r_[si.v[0], si.w[0]] + Qj[0] @ np.r_[sj.v[0], sj.w[0]] == \
+        pytest.approx(gd, abs=1e-6)
+    assert Qi[0] @ ai + Qj[0] @ aj - b[0] == pytest.approx(gdd, abs=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_book_relative_rotation_row_2_29(seed):
+    """n^T eps^(i) = -n^T dw_i + (A_j^T A_i n)^T dw_j - n^T w_i x A_i^T A_j w_j (digest #13),
+    and at an assembled configuration it is the perpendicular row about n = u x w."""
+    rng = np.random.default_rng(200 + seed)
+    mi, si, ai = spatial_motion(rng)
+    mj, sj, aj = spatial_motion(rng)
+    n = rng.normal(size=3)
+    n /= np.linalg.norm(n)
+
+    def rel_rate(t, h=1e-5):  # n^T (A_i^T A_j w_j - w_i) from the motion itself
+        def w_body(m):
+            A = m(t)[1]
+            return vee(A.T @ (m(t + h)[1] - m(t - h)[1]) / (2 * h))
+        return n @ (mi(t)[1].T @ mj(t)[1] @ w_body(mj) - w_body(mi))
+
+    Qi, Qj, b = C.relative_rotation_row(n, si, sj)
+    h = 1e-3
+    rate_dot = (rel_rate(h) - rel_rate(-h)) / (2 * h)
+    assert Qi[0] @ ai + Qj[0] @ aj - b[0] == pytest.approx(rate_dot, abs=1e-5)
+    # equivalence with the perpendicular row: u, w with u . w = 0 and u x w = n
+    u = np.cross(n, rng.normal(size=3))
+    u /= np.linalg.norm(u)
+    w_i = np.cross(n, u)  # in body-i axes; u x w_i = n
+    w = si.A[0].T @ sj.A[0] if False else (sj.A[0].T @ si.A[0]) @ w_i  # same vector, j axes
+    _, Pi, Pj, _ = C.perpendicular(u, w, 0.0, si, sj)
+    np.testing.assert_allclose(Pi[0], -Qi[0], atol=1e-12)
+    np.testing.assert_allclose(Pj[0], -Qj[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_planar_rows_match_finite_differences(seed):
+    rng = np.random.default_rng(300 + seed)
+    mi, si, ai = planar_motion(rng)
+    mj, sj, aj = planar_motion(rng)
+    n = rng.normal(size=2)
+    n /= np.linalg.norm(n)
+    rho, d = rng.normal(size=2), rng.normal()
+
+    def rot(phi):
+        return np.array([[np.cos(phi), -np.sin(phi)], [np.sin(phi), np.cos(phi)]])
+
+    def g(t):
+        (xi, pi), (xj, pj) = mi(t), mj(t)
+        return n @ (rot(pi).T @ (rot(pj) @ rho + xj - xi)) - d
+
+    g0, Qi, Qj, b = C.planar_point_line(n, rho, d, si, sj)
+    gd, gdd = derivatives(g)
+    assert g0[0] == pytest.approx(g(0.0), abs=1e-14)
+    dXi, dXj = np.r_[si.v[0], si.w[0]], np.r_[sj.v[0], sj.w[0]]
+    assert Qi[0] @ dXi + Qj[0] @ dXj == pytest.approx(gd, abs=1e-6)
+    assert Qi[0] @ ai + Qj[0] @ aj - b[0] == pytest.approx(gdd, abs=1e-5)
+    g0, Qi, Qj, b = C.planar_rotation(0.3, si, sj)
+    assert Qi[0] @ ai + Qj[0] @ aj - b[0] == pytest.approx(aj[2] - ai[2], abs=1e-14)
+
+
+# ---------------------------------------------------------- random models
+def box_inertia(rng, mass):
+    a, b, c = rng.uniform(0.3, 1.5, 3)
+    R = expm(skew(rng.normal(size=3)))
+    return R @ np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) * mass / 12 @ R.T
+
+
+def unit(rng):
+    v = rng.normal(size=3)
+    return v / np.linalg.norm(v)
+
+
+def random_tree(rng, kinds, planar=False):
+    model = mb.Model(gravity=(rng.normal(), rng.normal(), 0.0 if planar else rng.normal()))
+    for k, kind in enumerate(kinds, start=1):
+        mass = rng.uniform(0.5, 2.0)
+        model.add_body(f"b{k}", mass, box_inertia(rng, mass) if not planar
+                       else np.diag([1.0, 1.0, 1.5]) * mass / 12 * rng.uniform(0.5, 2))
+        parent = int(rng.integers(0, k))
+        flip = rng.random() < 0.3 and parent > 0  # some arcs point toward the base
+        a, c = (f"b{k}", parent) if flip else (parent, f"b{k}")
+        pp, cp = rng.normal(size=3), rng.normal(size=3)
+        extra = {}
+        if planar:
+            pp[2] = cp[2] = 0.0
+            if kind == "revolute":
+                extra["axis"] = (0, 0, 1) if rng.random() < 0.7 else (0, 0, -1)
+            else:
+                extra["axis"] = (*rng.normal(size=2), 0.0)
+            extra["orientation"] = mb.spatial.axis_angle([0, 0, 1], rng.normal())
+        else:
+            if kind in ("revolute", "prismatic", "cylindrical"):
+                extra["axis"] = unit(rng)
+            if kind == "universal":
+                extra["axes"] = (unit(rng), unit(rng))
+            extra["orientation"] = expm(skew(rng.normal(size=3)))
+        model.add_joint(f"j{k}", kind, a, c, parent_point=pp, child_point=cp, **extra)
+    return model
+
+
+def random_state(model, rng):
+    q = []
+    for j in model.joints:
+        qa = rng.normal(size=j.nq)
+        if j.kind in ("spherical", "free"):
+            qa[-4:] /= np.linalg.norm(qa[-4:])
+        q.append(qa)
+    return np.concatenate(q), rng.normal(size=model.nv)
+
+
+SPATIAL = ["revolute", "prismatic"]
+ALL_SPATIAL = ["revolute", "prismatic", "universal", "cylindrical", "spherical", "free", "fixed"]
+
+
+@settings(max_examples=60)
+@given(st.lists(st.sampled_from(SPATIAL), min_size=1, max_size=7), st.integers(0, 2**31))
+def test_spatial_revolute_prismatic_trees_agree_with_reference(kinds, seed):
+    rng = np.random.default_rng(seed)
+    model = random_tree(rng, kinds)
+    q, qd = random_state(model, rng)
+    tau = rng.normal(size=model.nv)
+    expected = reference.forward_dynamics(model, q, qd, tau)
+    scale = 1.0 + np.abs(expected).max(initial=0.0)
+    for solver in SOLVERS:
+        got = mb.cartesian.forward_dynamics(model, q, qd, tau, solver=solver)
+        np.testing.assert_allclose(got, expected, atol=1e-9 * scale, err_msg=solver)
+
+
+@settings(max_examples=40)
+@given(st.lists(st.sampled_from(ALL_SPATIAL), min_size=1, max_size=6), st.integers(0, 2**31))
+def test_every_joint_kind_agrees_with_reference(kinds, seed):
+    rng = np.random.default_rng(seed)
+    model = random_tree(rng, kinds)
+    q, qd = random_state(model, rng)
+    tau = rng.normal(size=model.nv)
+    expected = reference.forward_dynamics(model, q, qd, tau)
+    scale = 1.0 + np.abs(expected).max(initial=0.0)
+    for solver in SOLVERS:
+        got = mb.cartesian.forward_dynamics(model, q, qd, tau, solver=solver)
+        np.testing.assert_allclose(got, expected, atol=1e-9 * scale, err_msg=solver)
+
+
+@settings(max_examples=40)
+@given(st.lists(st.sampled_from(["revolute", "prismatic"]), min_size=1, max_size=8),
+       st.integers(0, 2**31))
+def test_planar_trees_agree_with_reference_and_spatial_form(kinds, seed):
+    rng = np.random.default_rng(seed)
+    model = random_tree(rng, kinds, planar=True)
+    assert mb.cartesian.is_planar(model)
+    q, qd = random_state(model, rng)
+    tau = rng.normal(size=model.nv)
+    expected = reference.forward_dynamics(model, q, qd, tau)
+    scale = 1.0 + np.abs(expected).max(initial=0.0)
+    for solver in SOLVERS:
+        for planar in (True, False):
+            got = mb.cartesian.forward_dynamics(model, q, qd, tau, solver=solver, planar=planar)
+            np.testing.assert_allclose(got, expected, atol=1e-9 * scale,
+                                       err_msg=f"{solver} planar={planar}")
+    eq = mb.cartesian.equations(model, q, qd, planar=True)
+    assert eq.nc == sum(2 if k == "revolute" else 2 for k in kinds)  # 2 rows per planar joint
+
+
+def test_batches_equal_single_calls_and_base_motion():
+    rng = np.random.default_rng(5)
+    model = random_tree(rng, ["revolute", "universal", "prismatic", "spherical"])
+    model.set_base_motion(position=lambda t: (np.sin(t), 0.2 * t * t, 0.0),
+                          velocity=lambda t: (np.cos(t), 0.4 * t, 0.0),
+                          acceleration=lambda t: (-np.sin(t), 0.4, 0.0),
+                          orientation=lambda t: mb.spatial.axis_angle([0, 0, 1], 0.3 * t),
+                          angular_velocity=(0, 0, 0.3))
+    states = [random_state(model, rng) for _ in range(4)]
+    Q = np.array([s[0] for s in states])
+    V = np.array([s[1] for s in states])
+    for solver in SOLVERS:
+        batch = mb.cartesian.forward_dynamics(model, Q, V, solver=solver, t=0.7)
+        assert batch.shape == (4, model.nv)
+        for b, (q, v) in enumerate(states):
+            single = mb.cartesian.forward_dynamics(model, q, v, solver=solver, t=0.7)
+            np.testing.assert_allclose(batch[b], single, atol=1e-12)
+            np.testing.assert_allclose(single, reference.forward_dynamics(model, q, v, t=0.7),
+                                       atol=1e-8 * (1 + np.abs(single).max()))
+
+
+# ---------------------------------------------------------------- closed loops
+def four_bar(spatial_joints="revolute"):
+    """A parallelogram four-bar: ground pivots at (0,0) and (2,0), crank and rocker of
+    length 1, coupler of length 2; q = (th, -th, th, th) closes it for every th."""
+    m = mb.Model(gravity=(0, -9.81, 0))
+    m.add_body("crank", 1.0, [0.01, 1 / 12, 1 / 12])
+    m.add_body("coupler", 2.0, [0.01, 8 / 12, 8 / 12])
+    m.add_body("rocker", 1.0, [0.01, 1 / 12, 1 / 12])
+    z = (0, 0, 1)
+    m.add_joint("A", "revolute", "ground", "crank", child_point=(-0.5, 0, 0), axis=z)
+    m.add_joint("B", "revolute", "crank", "coupler", parent_point=(0.5, 0, 0),
+                child_point=(-1, 0, 0), axis=z)
+    m.add_joint("C", "revolute", "coupler", "rocker", parent_point=(1, 0, 0),
+                child_point=(0.5, 0, 0), axis=z)
+    if spatial_joints == "revolute":
+        m.add_joint("D", "revolute", "ground", "rocker", parent_point=(2, 0, 0),
+                    child_point=(-0.5, 0, 0), axis=z)
+    else:  # R-R-U-S: 5 + 5 + 4 + 3 = 17 rows for 18 coordinates, one degree of freedom
+        m.joints.pop()
+        m._joint_index.pop("C")
+        m._cache.clear()
+        m.add_joint("C", "universal", "coupler", "rocker", parent_point=(1, 0, 0),
+                    child_point=(0.5, 0, 0), axes=(z, (0, 1, 0)))
+        m.add_joint("D", "spherical", "ground", "rocker", parent_point=(2, 0, 0),
+                    child_point=(-0.5, 0, 0))
+    return m
+
+
+def four_bar_state(th, w, spherical=False):
+    if spherical:
+        quat = np.array([np.cos(th / 2), 0, 0, np.sin(th / 2)])
+        return np.r_[th, -th, th, 0, quat], np.r_[w, -w, w, 0, 0, 0, w]
+    return np.array([th, -th, th, th]), np.array([w, -w, w, w])
+
+
+def test_four_bar_loop_planar_and_spatial():
+    m = four_bar()
+    assert not m.graph.is_tree
+    q, qd = four_bar_state(0.7, 1.3)
+    planar = {s: mb.cartesian.forward_dynamics(m, q, qd, solver=s) for s in ("dense", "schur")}
+    np.testing.assert_allclose(planar["dense"], planar["schur"], atol=1e-12)
+    # one degree of freedom: the parallelogram keeps its shape
+    a = planar["dense"]
+    np.testing.assert_allclose(a, [a[0], -a[0], a[0], a[0]], atol=1e-10)
+    # energy route: the parallelogram is a 1-dof system with T = J th'^2/2, U = U(th)
+    J = (1 / 12 + 0.25) * 2 + 2 * 1.0  # crank + rocker about pivots, coupler translates
+    dU = 9.81 * (2 * 0.5 * np.cos(0.7) + 2.0 * 1.0 * np.cos(0.7))
+    assert a[0] == pytest.approx(-dU / (J + 2 * (8 / 12) * 0), rel=1e-10)
+    with pytest.raises(TopologyError, match="closed loop"):
+        mb.cartesian.forward_dynamics(m, q, qd, solver="ldlt")
+    # spatial revolute joints over-constrain the planar loop: named, or least squares
+    with pytest.raises(SingularSystemError, match="redundant.*'D'|redundant"):
+        mb.cartesian.forward_dynamics(m, q, qd, planar=False)
+    for s in ("dense", "schur"):
+        ls = mb.cartesian.forward_dynamics(m, q, qd, planar=False, solver=s, redundant="lstsq")
+        np.testing.assert_allclose(ls, a, atol=1e-9)
+    # a spherical joint instead of the last revolute: no redundancy in space
+    ms = four_bar("spherical")
+    q2, qd2 = four_bar_state(0.7, 1.3, spherical=True)
+    a2 = mb.cartesian.forward_dynamics(ms, q2, qd2, planar=False)
+    np.testing.assert_allclose(a2[:3], a[:3], atol=1e-9)
+
+
+def test_loop_with_inconsistent_coordinates_is_refused():
+    m = four_bar()
+    # the spanning tree holds A, B, D; a wrong angle of D breaks the loop at C
+    with pytest.raises(InconsistentStateError, match="joint 'C' is violated at the position"):
+        mb.cartesian.forward_dynamics(m, [0.7, -0.7, 0.7, 0.2], [1, -1, 1, 1])
+    # a wrong coordinate of the loop-closing joint C itself
+    with pytest.raises(InconsistentStateError, match="joint 'C' closes a loop"):
+        mb.cartesian.forward_dynamics(m, [0.7, -0.7, 0.2, 0.7], [1, -1, 1, 1])
+    with pytest.raises(InconsistentStateError, match="velocity level"):
+        mb.cartesian.forward_dynamics(m, [0.7, -0.7, 0.7, 0.7], [1, 1, 1, 1])
+
+
+# ------------------------------------------------------------------- reactions
+@pytest.mark.parametrize("seed", range(5))
+def test_reactions_action_reaction_and_no_work(seed):
+    rng = np.random.default_rng(400 + seed)
+    model = random_tree(rng, ["revolute", "prismatic", "universal", "spherical"])
+    q, qd = random_state(model, rng)
+    eq, ddX, lam = mb.cartesian.solve(model, q, qd)
+    # reactions do no work on any admissible velocity (digest fact 14)
+    _, qd2 = random_state(model, rng)
+    st2 = mb.cartesian.body_states(model, q, qd2)
+    dX = np.concatenate([st2.v[0, 1:], st2.w[0, 1:]], axis=-1).ravel()
+    R = (eq.dense_Q()[0].T @ lam[0])
+    assert abs(R @ dX) < 1e-9 * (1 + np.abs(R).max() * np.abs(dX).max())
+    # Newton-Euler of every body closes with the reactions
+    F = eq.F[0] + R.reshape(model.n, 6)
+    np.testing.assert_allclose((eq.M @ ddX[0][..., None])[..., 0], F, atol=1e-9)
+    # the parent feels the opposite wrench about the joint point
+    react = mb.cartesian.reactions(model, q, qd)
+    st = eq.states
+    for j in model.joints:
+        rows = eq.joint_rows[j.index]
+        wrench_i = eq.Qi[0, rows].T @ lam[0, rows]  # force (world), moment (parent axes)
+        P = st.r[0, j.child] + st.A[0, j.child] @ j.child_point
+        Ai = st.A[0, j.parent]
+        moment_parent = Ai @ wrench_i[3:] - np.cross(P - st.r[0, j.parent], wrench_i[:3])
+        np.testing.assert_allclose(Ai.T @ wrench_i[:3], -react[j.name]["force_parent"][0],
+                                   atol=1e-9)
+        np.testing.assert_allclose(Ai.T @ moment_parent, -react[j.name]["moment_parent"][0],
+                                   atol=1e-9)
+
+
+def test_pendulum_reaction_is_weight_plus_centripetal():
+    m = mb.Model(gravity=(0, -9.81, 0))
+    m.add_body("bob", 2.0, [1e-3, 1e-3, 1e-3])
+    m.add_joint("pin", "revolute", "ground", "bob", child_point=(-1.5, 0, 0), axis=(0, 0, 1))
+    # hanging straight down (angle -pi/2), moving at 2 rad/s: tension = m g + m w^2 l
+    for planar in (True, False):
+        r = mb.cartesian.reactions(m, [-np.pi / 2], [2.0], planar=planar)["pin"]
+        np.testing.assert_allclose(r["force_parent"][0], [0, 2 * 9.81 + 2 * 4 * 1.5, 0],
+                                   atol=1e-9)
+        np.testing.assert_allclose(r["force_child"][0], [-(2 * 9.81 + 2 * 4 * 1.5), 0, 0],
+                                   atol=1e-9)
+
+
+# ----------------------------------------------------------------- sparsity
+def test_ldlt_has_no_fill_in_in_tree_order():
+    rng = np.random.default_rng(1)
+    model = random_tree(rng, ["revolute"] * 8)
+    eq = mb.cartesian.equations(model, *random_state(model, rng))
+    nodes, edges = mb.cartesian.kkt_blocks(model, eq)
+    P = np.eye(len(nodes), dtype=bool)
+    for a, b in edges:
+        P[a, b] = P[b, a] = True
+    order, _ = mb.cartesian.solvers._tree_order(model, nodes, edges)
+    assert mb.cartesian.fill_in(P, order)[0] == 0
+    assert mb.cartesian.fill_in(P, order[::-1])[0] > 0  # parents first: fill-in
+
+
+# ------------------------------------------------------------------- bad input
+def test_bad_arguments():
+    m = four_bar()
+    q, qd = four_bar_state(0.3, 0.0)
+    with pytest.raises(ShapeError, match="solver must be one of"):
+        mb.cartesian.forward_dynamics(m, q, qd, solver="lu")
+    with pytest.raises(ShapeError, match="redundant must be"):
+        mb.cartesian.forward_dynamics(m, q, qd, redundant="ignore")
+    with pytest.raises(ShapeError, match=r"q must have shape \(4,\)"):
+        mb.cartesian.forward_dynamics(m, q[:3], qd)
+    with pytest.raises(ShapeError, match="tau"):
+        mb.cartesian.forward_dynamics(m, q, qd, tau=[1.0, np.nan, 0, 0])
+    ms = mb.Model(gravity=(0, 0, -9.81))
+    ms.add_body("a", 1.0, [1, 1, 1])
+    ms.add_joint("j", "spherical", "ground", "a")
+    with pytest.raises(ModelError, match="planar=True needs a planar model"):
+        mb.cartesian.forward_dynamics(ms, [1, 0, 0, 0], [0, 0, 0], planar=True)
+    screw = mb.Model()
+    screw.add_body("nut", 1.0, [1, 1, 1])
+    screw.add_joint("s", "screw", "ground", "nut", axis=(0, 0, 1), lead=0.1)
+    with pytest.raises(ModelError, match="screw"):
+        mb.cartesian.forward_dynamics(screw, [0.0], [0.0])
