@@ -563,6 +563,7 @@ class Model:
         self.joints = []
         self.loads = []
         self.base_motion = None
+        self.parameters = {}  # free-form: the dimensions a model builder used
         self._body_index = {base: 0}
         self._joint_index = {}
         self._cache = {}
@@ -984,18 +985,27 @@ class Model:
         r, _ = self.body_poses(q, t)
         return -np.sum(self.masses() * (r[..., 1:, :] @ self.gravity), axis=-1)
 
-    def applied_wrenches(self, q, t=0.0):
+    def applied_wrenches(self, q=None, t=0.0, orientations=None):
         """Resultant applied force and moment about each centre of mass, inertial axes.
 
         Includes gravity and every :meth:`add_force` load.
+
+        Parameters
+        ----------
+        q : array_like, shape (nq,) or (B, nq)
+        t : float
+        orientations : ndarray, shape (..., n + 1, 3, 3), optional
+            Body orientations to use instead of ``q`` (absolute-coordinate formulations).
 
         Returns
         -------
         F, M : ndarray, shape (..., n + 1, 3)
             Row 0 (the base) is zero.
         """
-        q = self.check_q(q)
-        _, A = self.body_poses(q, t)
+        if orientations is None:
+            _, A = self.body_poses(self.check_q(q), t)
+        else:
+            A = np.asarray(orientations, dtype=float)
         F = np.zeros(A.shape[:-2] + (3,))
         M = np.zeros_like(F)
         F[..., 1:, :] = self.masses()[:, None] * self.gravity

@@ -59,6 +59,8 @@ __all__ = [
     "reactions",
     "joint_accelerations",
     "Equations",
+    "assemble",
+    "BodyStates",
 ]
 
 _E = np.eye(3)
@@ -387,6 +389,17 @@ def _joint_wrenches(model, states, q, tau):
     return F, Mo
 
 
+def _choose_planar(model, planar):
+    if planar is None:
+        return is_planar(model)
+    if planar and not is_planar(model):
+        raise ModelError(
+            "planar=True needs a planar model: revolute joints about z, prismatic joints in "
+            "the xy plane, fixed joints, in-plane gravity and loads, no base motion"
+        )
+    return bool(planar)
+
+
 def equations(model, q, qd, tau=None, t=0.0, planar=None):
     """Assemble the equations of motion in absolute coordinates at a batch of states.
 
@@ -403,26 +416,42 @@ def equations(model, q, qd, tau=None, t=0.0, planar=None):
     -------
     Equations
     """
-    if planar is None:
-        planar = is_planar(model)
-    elif planar and not is_planar(model):
-        raise ModelError(
-            "planar=True needs a planar model: revolute joints about z, prismatic joints in "
-            "the xy plane, fixed joints, in-plane gravity and loads, no base motion"
-        )
-    groups, joint_rows = constraint_rows(model, planar)
+    planar = _choose_planar(model, planar)
     qb = np.atleast_2d(model.check_q(q))
     tau_b = np.atleast_2d(model.check_tau(tau))
     states = body_states(model, q, qd, t)
     B = states.r.shape[0]
     qb = np.broadcast_to(qb, (B, model.nq))
     tau_b = np.broadcast_to(tau_b, (B, model.nv))
+    return assemble(model, states, t, planar, _joint_wrenches(model, states, qb, tau_b))
+
+
+def assemble(model, states, t=0.0, planar=None, joint_wrenches=None):
+    """Assemble the equations from absolute body states (no generalized coordinates).
+
+    This is the entry point of absolute-coordinate simulation: the states are whatever the
+    integrator holds, the rows measure how far they are from the constraint manifold.
+
+    Parameters
+    ----------
+    states : BodyStates
+    joint_wrenches : (F, M) of shape (B, n + 1, 3) each, optional
+        Extra forces and moments (inertial axes, about the centres of mass), e.g. from
+        joint forces.
+
+    Returns
+    -------
+    Equations
+    """
+    planar = _choose_planar(model, planar)
+    groups, joint_rows = constraint_rows(model, planar)
+    B = states.r.shape[0]
     n = model.n
     dof = 3 if planar else 6
     masses, inertias = model.masses(), model.inertias()
-    Fw, Mw = model.applied_wrenches(qb, t)
-    Fj, Mj = _joint_wrenches(model, states, qb, tau_b)
-    Fw, Mw = Fw + Fj, Mw + Mj
+    Fw, Mw = model.applied_wrenches(t=t, orientations=states.A)
+    if joint_wrenches is not None:
+        Fw, Mw = Fw + joint_wrenches[0], Mw + joint_wrenches[1]
     if planar:
         M = np.zeros((n, 3, 3))
         M[:, 0, 0] = M[:, 1, 1] = masses

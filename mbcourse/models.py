@@ -1,0 +1,211 @@
+"""The course's example systems, each built as an ordinary :class:`mbcourse.Model`.
+
+Every builder takes its dimensions as keyword arguments (SI units) and stores them in
+``model.parameters``; systems with closed loops come with a function that returns a
+consistent state ``(q, qd)`` from their independent coordinates.
+
+* :func:`double_pendulum` — two uniform rods in a vertical plane (Yudintsev Figs. 2.2–2.3).
+* :func:`crank_slider` and :func:`crank_slider_state` — Figs. 2.9–2.10: crank, connecting
+  rod and slider; four joints, eight planar constraint rows (2.48), one degree of freedom.
+* :func:`solar_array` and :func:`solar_array_state` — Fig. 2.1: two panels and a two-link
+  deployment linkage, five revolute joints, one closed loop, two degrees of freedom.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InconsistentStateError, ModelError
+from .model import Model
+
+__all__ = ["double_pendulum", "crank_slider", "crank_slider_state", "solar_array",
+           "solar_array_state", "bar_inertia"]
+
+_Z = (0.0, 0.0, 1.0)
+
+
+def bar_inertia(mass, length, width=None):
+    """Central inertia of a bar along its x axis with a square cross-section.
+
+    ``width`` defaults to ``length / 20``.
+
+    Examples
+    --------
+    >>> float(bar_inertia(12.0, 1.0, 1e-9)[2, 2])
+    1.0
+    """
+    w = length / 20 if width is None else width
+    return np.diag([mass * 2 * w * w, mass * (length**2 + w * w), mass * (length**2 + w * w)]) / 12
+
+
+def _positive(**values):
+    for name, value in values.items():
+        if not (np.isfinite(value) and value > 0):
+            raise ModelError(f"{name} must be a positive number, got {value!r}")
+
+
+def double_pendulum(m1=1.0, m2=1.0, l1=1.0, l2=1.0, g=9.81):
+    """Two uniform rods hinged end to end, swinging in the vertical xy plane.
+
+    Joint ``"A"`` fixes rod 1 to the ground at the origin; joint ``"B"`` joins the rods.
+    ``q = (alpha_1, alpha_2 - alpha_1)``: the absolute angle of rod 1 from the x axis and
+    the relative angle of rod 2 (revolute joints measure relative rotation).
+
+    Examples
+    --------
+    >>> m = double_pendulum()
+    >>> m.nq, m.n, m.parameters["l1"]
+    (2, 2, 1.0)
+    """
+    _positive(m1=m1, m2=m2, l1=l1, l2=l2)
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(m1=m1, m2=m2, l1=l1, l2=l2, g=g)
+    model.add_body("rod1", m1, bar_inertia(m1, l1))
+    model.add_body("rod2", m2, bar_inertia(m2, l2))
+    model.add_joint("A", "revolute", "ground", "rod1", child_point=(-l1 / 2, 0, 0), axis=_Z)
+    model.add_joint("B", "revolute", "rod1", "rod2", parent_point=(l1 / 2, 0, 0),
+                    child_point=(-l2 / 2, 0, 0), axis=_Z)
+    return model
+
+
+def crank_slider(r=0.1, l=0.3, m_crank=0.5, m_rod=1.0, m_slider=2.0, g=9.81):
+    """Crank–slider mechanism of Figs. 2.9–2.10.
+
+    The crank ``O–A`` (length ``r``) turns about the origin; the connecting rod ``A–B``
+    (length ``l > r``) drives the slider, whose point ``B`` runs along the x axis. Joints:
+    ``"O"`` (ground–crank), ``"A"`` (crank–rod), ``"B"`` (rod–slider), all revolute about
+    z, and ``"guide"`` (ground–slider, prismatic along x). The last joint closes the loop:
+    3 bodies x 3 planar coordinates - 8 rows (2.48) = 1 degree of freedom.
+
+    ``q = (crank angle, rod angle relative to the crank, slider angle relative to the rod,
+    slider position)``; use :func:`crank_slider_state` for consistent values.
+
+    Examples
+    --------
+    >>> m = crank_slider()
+    >>> m.graph.is_tree, m.nv
+    (False, 4)
+    """
+    _positive(r=r, l=l, m_crank=m_crank, m_rod=m_rod, m_slider=m_slider)
+    if l <= r:
+        raise ModelError(f"the connecting rod must be longer than the crank (l={l} <= r={r})")
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(r=r, l=l, m_crank=m_crank, m_rod=m_rod, m_slider=m_slider, g=g)
+    model.add_body("crank", m_crank, bar_inertia(m_crank, r))
+    model.add_body("rod", m_rod, bar_inertia(m_rod, l))
+    model.add_body("slider", m_slider, np.diag([1.0, 1.0, 1.0]) * m_slider * (r / 2) ** 2 / 6)
+    model.add_joint("O", "revolute", "ground", "crank", child_point=(-r / 2, 0, 0), axis=_Z)
+    model.add_joint("A", "revolute", "crank", "rod", parent_point=(r / 2, 0, 0),
+                    child_point=(-l / 2, 0, 0), axis=_Z)
+    model.add_joint("B", "revolute", "rod", "slider", parent_point=(l / 2, 0, 0), axis=_Z)
+    model.add_joint("guide", "prismatic", "ground", "slider", axis=(1.0, 0.0, 0.0))
+    return model
+
+
+def crank_slider_state(model, theta, omega=0.0):
+    """Consistent ``(q, qd)`` of :func:`crank_slider` for a crank angle and rate.
+
+    The rod angle ``beta`` solves ``r sin(theta) + l sin(beta) = 0`` (point B on the x
+    axis), on the branch with B to the right of the crank.
+
+    Examples
+    --------
+    >>> m = crank_slider(r=0.1, l=0.3)
+    >>> q, qd = crank_slider_state(m, 0.0, 1.0)
+    >>> q.round(6).tolist(), qd.round(6).tolist()
+    ([0.0, 0.0, 0.0, 0.4], [1.0, -1.333333, 0.333333, 0.0])
+    """
+    r, l = model.parameters["r"], model.parameters["l"]
+    theta = float(theta)
+    beta = -np.arcsin(r * np.sin(theta) / l)
+    beta_dot = -r * np.cos(theta) * omega / (l * np.cos(beta))
+    x = r * np.cos(theta) + l * np.cos(beta)
+    x_dot = -r * np.sin(theta) * omega - l * np.sin(beta) * beta_dot
+    q = np.array([theta, beta - theta, -beta, x])
+    qd = np.array([omega, beta_dot - omega, -beta_dot, x_dot])
+    return q, qd
+
+
+def solar_array(panel_length=1.0, panel_mass=4.0, panel_width=0.05, hinge_gap=0.3,
+                arm_length=0.4, link_length=0.45, attach=0.3, link_mass=0.3):
+    """The solar-array deployment mechanism of Fig. 2.1 (planar, no gravity).
+
+    Dimensions are the course's choice (the book gives none): the spacecraft wall is the
+    ground. Panel 1 (``panel_length``, ``panel_mass``) turns about hinge ``"H1"`` at the
+    origin; panel 2, of the same size, is hinged to its far end (``"H2"``). A deployment
+    arm of length ``arm_length`` turns about ``"H3"`` at ``(0, -hinge_gap)``; a link of
+    length ``link_length`` joins the arm's tip (``"H4"``) to panel 1 at distance
+    ``attach`` from H1 (``"H5"``); the five hinges close one loop.
+
+    Ground, panel 1, link and arm form a four-bar (one degree of freedom); panel 2 folds
+    freely about H2 (the second). 4 bodies x 3 coordinates - 5 hinges x 2 rows = 2.
+
+    ``q`` = (H1: panel-1 angle, H2: panel-2 angle relative to panel 1, H3: arm angle,
+    H4: link angle relative to the arm, H5: panel-1 angle relative to the link); use
+    :func:`solar_array_state` for consistent values.
+
+    Examples
+    --------
+    >>> m = solar_array()
+    >>> m.n, m.m, m.graph.spanning_tree()[1].tolist()   # breadth-first search cuts H4
+    (4, 5, [3])
+    """
+    _positive(panel_length=panel_length, panel_mass=panel_mass, hinge_gap=hinge_gap,
+              arm_length=arm_length, link_length=link_length, attach=attach,
+              link_mass=link_mass)
+    L = panel_length
+    model = Model(gravity=(0.0, 0.0, 0.0))
+    model.parameters = dict(panel_length=L, panel_mass=panel_mass, hinge_gap=hinge_gap,
+                            arm_length=arm_length, link_length=link_length, attach=attach,
+                            link_mass=link_mass)
+    model.add_body("panel1", panel_mass, bar_inertia(panel_mass, L, panel_width))
+    model.add_body("panel2", panel_mass, bar_inertia(panel_mass, L, panel_width))
+    model.add_body("arm", link_mass, bar_inertia(link_mass, arm_length))
+    model.add_body("link", link_mass, bar_inertia(link_mass, link_length))
+    model.add_joint("H1", "revolute", "ground", "panel1", child_point=(-L / 2, 0, 0), axis=_Z)
+    model.add_joint("H2", "revolute", "panel1", "panel2", parent_point=(L / 2, 0, 0),
+                    child_point=(-L / 2, 0, 0), axis=_Z)
+    model.add_joint("H3", "revolute", "ground", "arm", parent_point=(0, -hinge_gap, 0),
+                    child_point=(-arm_length / 2, 0, 0), axis=_Z)
+    model.add_joint("H4", "revolute", "arm", "link", parent_point=(arm_length / 2, 0, 0),
+                    child_point=(-link_length / 2, 0, 0), axis=_Z)
+    model.add_joint("H5", "revolute", "link", "panel1", parent_point=(link_length / 2, 0, 0),
+                    child_point=(attach - L / 2, 0, 0), axis=_Z)
+    return model
+
+
+def solar_array_state(model, theta1, fold, omega1=0.0, fold_rate=0.0):
+    """Consistent ``(q, qd)`` of :func:`solar_array` from the panel-1 angle and the fold.
+
+    The arm angle closes the four-bar: the arm tip ``E`` lies at ``link_length`` from the
+    attachment point ``P`` on panel 1 (intersection of two circles, the branch with the
+    arm to the right of the line ``H3–P``).
+
+    Raises
+    ------
+    InconsistentStateError
+        If the four-bar cannot be assembled at ``theta1``.
+    """
+    p = model.parameters
+    a, c, e, d = p["hinge_gap"], p["arm_length"], p["link_length"], p["attach"]
+    P = d * np.array([np.cos(theta1), np.sin(theta1)])
+    O3 = np.array([0.0, -a])
+    D = P - O3
+    dist = np.linalg.norm(D)
+    cos_gamma = (c * c + dist * dist - e * e) / (2 * c * dist)
+    if abs(cos_gamma) > 1:
+        raise InconsistentStateError(
+            f"the deployment linkage cannot be assembled at theta1={theta1:.4g} rad"
+        )
+    theta3 = np.arctan2(D[1], D[0]) - np.arccos(cos_gamma)
+    E = O3 + c * np.array([np.cos(theta3), np.sin(theta3)])
+    theta4 = np.arctan2(*(P - E)[::-1])
+    # rates: d/dt (P - E) is along the link's normal only: solve the 2x2 velocity closure
+    u1 = np.array([-np.sin(theta1), np.cos(theta1)])
+    u3 = np.array([-np.sin(theta3), np.cos(theta3)])
+    u4 = np.array([-np.sin(theta4), np.cos(theta4)])
+    # d * u1 * w1 = c * u3 * w3 + e * u4 * w4
+    w3, w4 = np.linalg.solve(np.column_stack([c * u3, e * u4]), d * u1 * omega1)
+    q = np.array([theta1, fold, theta3, theta4 - theta3, theta1 - theta4])
+    qd = np.array([omega1, fold_rate, w3, w4 - w3, omega1 - w4])
+    return q, qd
