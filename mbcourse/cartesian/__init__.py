@@ -12,12 +12,12 @@ course: closed loops need nothing special.
 """
 
 from . import constraints, solvers, system
-from .solvers import fill_in, kkt_blocks, redundancy
+from .solvers import block_pattern, fill_in, kkt_blocks, redundancy, tree_order
 from .system import (BodyStates, Equations, assemble, body_states, constraint_rows, equations, forward_dynamics,
                      is_planar, joint_accelerations, reactions, solve)
 
 __all__ = [
     "constraints", "solvers", "system",
     "forward_dynamics", "reactions", "solve", "equations", "body_states", "constraint_rows",
-    "is_planar", "joint_accelerations", "Equations", "BodyStates", "assemble", "fill_in", "kkt_blocks", "redundancy",
+    "block_pattern", "tree_order", "is_planar", "joint_accelerations", "Equations", "BodyStates", "assemble", "fill_in", "kkt_blocks", "redundancy",
 ]

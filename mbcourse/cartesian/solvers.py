@@ -22,7 +22,7 @@ import scipy.linalg
 from ..errors import InconsistentStateError, SingularSystemError, TopologyError
 
 __all__ = ["solve_dense", "solve_schur", "solve_ldlt", "redundancy", "kkt_blocks", "fill_in",
-           "SOLVERS"]
+           "block_pattern", "tree_order", "SOLVERS"]
 
 
 def redundancy(model, eq, item=0, rtol=1e-10):
@@ -193,6 +193,36 @@ def kkt_blocks(model, eq):
             if body > 0:
                 edges.append((me, body - 1))
     return nodes, edges
+
+
+def block_pattern(model, eq):
+    """Block sparsity pattern of ``H`` (bodies first, then joints) and the node list.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> P, nodes = block_pattern(m, mb.cartesian.equations(m, [0, 0], [0, 0]))
+    >>> P.astype(int)
+    array([[1, 0, 1, 1],
+           [0, 1, 0, 1],
+           [1, 0, 1, 0],
+           [1, 1, 0, 1]])
+    >>> nodes
+    [('body', 1), ('body', 2), ('joint', 0), ('joint', 1)]
+    """
+    nodes, edges = kkt_blocks(model, eq)
+    P = np.eye(len(nodes), dtype=bool)
+    for a, b in edges:
+        P[a, b] = P[b, a] = True
+    return P, nodes
+
+
+def tree_order(model, eq):
+    """Baraff's elimination order (children before parents) of the nodes of
+    :func:`block_pattern`; raises ``TopologyError`` for closed loops."""
+    nodes, edges = kkt_blocks(model, eq)
+    return _tree_order(model, nodes, edges)[0]
 
 
 def _tree_order(model, nodes, edges):
