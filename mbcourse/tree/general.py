@@ -1,4 +1,4 @@
-"""Chapter 3: tree systems in generalized coordinates (Wittenburg; Yudintsev 3.1–3.4).
+"""General joints: d'Alembert's principle and ``A ddq = B`` (Yudintsev 3.4, after Wittenburg).
 
 The equations of motion of a tree in the fewest coordinates are built from the graph
 matrices of chapter 1 and the joint quantities of the Model (``G_a``, ``z_a``, ``p_a``,
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ShapeError, SingularSystemError, TopologyError
+from ..errors import ShapeError, SingularSystemError, TopologyError
 
 __all__ = ["TreeTerms", "terms", "mass_matrix", "bias_forces", "forward_dynamics",
            "inverse_dynamics", "driven", "jacobians"]

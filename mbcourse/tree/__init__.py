@@ -1,0 +1,20 @@
+"""Chapter 3: tree systems in generalized coordinates (Wittenburg; Yudintsev 3.1–3.4).
+
+* :mod:`.general` — general joints through d'Alembert's principle, ``A ddq = B``
+  (3.95)–(3.167): the **contract** functions ``mass_matrix``, ``forward_dynamics``,
+  ``inverse_dynamics`` and the driven coordinates ``driven`` (3.92)–(3.94).
+* :mod:`.barycentre` — augmented bodies and barycentres: ``d_ij`` (3.13), ``b_ij``
+  (3.19)–(3.20), ``K_i`` (3.24), the MATLAB helpers ``GetBaricenterVectors`` and ``Get_b``
+  (erratum E13), and their free-floating versions (3.55)–(3.65).
+* :mod:`.spherical` — systems with spherical joints, ``sum_j K_ij domega_j = ...``
+  (3.31)–(3.34), attached to a body with prescribed motion or floating (3.44)–(3.69).
+* :mod:`.planar` — planar systems with parallel revolute axes, ``A ddphi + B dphi^2 = R``
+  (3.36)–(3.43) with the corrections of erratum E16.
+"""
+
+from . import general
+from .general import (TreeTerms, bias_forces, driven, forward_dynamics, inverse_dynamics,
+                      jacobians, mass_matrix, terms)
+
+__all__ = ["general", "TreeTerms", "terms", "mass_matrix", "bias_forces", "forward_dynamics",
+           "inverse_dynamics", "driven", "jacobians"]
