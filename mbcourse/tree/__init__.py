@@ -12,9 +12,10 @@
   (3.36)–(3.43) with the corrections of erratum E16.
 """
 
-from . import general
+from . import barycentre, general, spherical
 from .general import (TreeTerms, bias_forces, driven, forward_dynamics, inverse_dynamics,
                       jacobians, mass_matrix, terms)
+from . import planar
 
-__all__ = ["general", "TreeTerms", "terms", "mass_matrix", "bias_forces", "forward_dynamics",
+__all__ = ["barycentre", "general", "spherical", "planar", "TreeTerms", "terms", "mass_matrix", "bias_forces", "forward_dynamics",
            "inverse_dynamics", "driven", "jacobians"]

@@ -1,0 +1,260 @@
+"""Augmented bodies and barycentres (Yudintsev 3.2, after Wittenburg).
+
+For joints whose joint point does not move on the parent (``z_a = 0``: spherical,
+revolute, universal, fixed) every vector below is **constant in the body frame** and can be
+computed once, from the graph matrices and the hinge vectors ``c_ia`` (body ``i`` axes):
+
+* ``C_ia = S_ia c_ia`` (3.5) and ``d_ij = (C T)_ij = sum_a C_ia T_aj`` (3.13): ``d_ii`` is the
+  hinge vector of ``i``'s inboard joint, ``d_ij`` (``s_i < s_j``) runs in body ``i`` from the
+  joint toward ``j`` to the inboard joint, otherwise ``d_ij = 0`` (3.15).
+* The **augmented body** ``i``: body ``i`` plus, at the end of each hinge vector ``c_ia``, a
+  point mass equal to all the mass (body 0 excluded) hanging on through joint ``a``. Its
+  centre of mass is the **barycentre** ``B_i``; ``b_ij`` runs from ``B_i`` to the point
+  where body ``j``'s mass sits, so ``sum_j m_j b_ij = 0`` (3.19), ``d_ij = b_i0 - b_ij``
+  (3.20), ``sum_j m_j d_ij = M b_i0`` (3.26).
+* ``K_i = J_i + sum_k m_k (|d_ik|^2 E - d_ik d_ik^T)`` (3.24): the inertia tensor of the
+  augmented body about its inboard joint.
+* Free-floating systems (3.44)–(3.65): with ``mu = E - m 1 1^T / M`` (3.48),
+  ``b_ij = -(C T mu)_ij`` (3.59) and ``K*_i = J_i + sum_k m_k (|b_ik|^2 E - b_ik b_ik^T)``
+  (3.65), the inertia of the augmented body about its barycentre.
+
+Arrays: bodies ``1..n`` are stored at positions ``0..n-1``; ``d[i-1, j-1]`` is ``d_ij``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ModelError, ShapeError, TopologyError
+
+__all__ = ["hinge_vectors", "d_vectors", "precedes", "base_hinges", "barycentre_vectors",
+           "augmented_inertias", "floating_barycentre_vectors", "get_baricenter_vectors",
+           "get_b"]
+
+
+def _tree_graph(model):
+    g = model.graph
+    if not g.is_tree:
+        raise TopologyError("barycentric vectors are defined for trees; the model has loops")
+    return g
+
+
+def hinge_vectors(model, fictitious=None):
+    """The matrix ``C`` of (3.5) with vector entries, shape (n, m, 3), body axes.
+
+    ``C[i-1, a] = S_ia c_ia``; joints whose joint vector ``z_a`` is not identically zero
+    (prismatic, cylindrical, screw, free) are refused: their hinge vectors change with
+    ``q`` (use :mod:`mbcourse.tree.general`). The joint named by ``fictitious`` (its index)
+    is the free-floating system's fictitious joint at ``C_1``: its hinge vectors are zero.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> hinge_vectors(mb.models.double_pendulum())[:, :, 0].round(3).tolist()
+    [[0.5, 0.5], [0.0, 0.5]]
+    """
+    g = _tree_graph(model)
+    S = g.S
+    C = np.zeros((model.n, model.m, 3))
+    for j in model.joints:
+        if j.index == fictitious:
+            continue
+        if j.kind in ("prismatic", "cylindrical", "screw", "free"):
+            raise ModelError(
+                f"joint {j.name!r} ({j.kind}) moves its joint point (z_a != 0): barycentric "
+                "vectors are constant only for spherical, revolute, universal and fixed joints"
+            )
+        if j.parent > 0:
+            C[j.parent - 1, j.index] = S[j.parent, j.index] * j.parent_point
+        if j.child > 0:
+            C[j.child - 1, j.index] = S[j.child, j.index] * j.child_point
+    return C
+
+
+def d_vectors(model):
+    """``d_ij = (C T)_ij`` (3.13), shape (n, n, 3), in body-``i`` axes.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> d = d_vectors(mb.models.double_pendulum(l1=2.0, l2=1.0))
+    >>> d[0, 0].tolist(), d[0, 1].tolist(), d[1, 0].tolist()   # d_11, d_12, d_21
+    ([-1.0, 0.0, 0.0], [-2.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    """
+    C = hinge_vectors(model)
+    T = model.graph.T
+    return np.einsum("iax,aj->ijx", C, T)
+
+
+def precedes(model):
+    """Boolean (n, n): ``precedes[i-1, j-1]`` is ``s_i < s_j`` (``s_i`` lies on the path
+    from ``s_0`` to ``s_j``, ``i != j``)."""
+    T = _tree_graph(model).T
+    onpath = np.abs(T) > 0  # arc a on the path to j
+    # s_i < s_j iff the inboard arc of i is on the path to j, and i != j
+    from ..graph import predecessors
+    _, pred_arc, _ = predecessors(model.graph.i_plus, model.graph.i_minus, model.n)
+    P = onpath[pred_arc[1:]]  # row i: arcs inboard of i ... on the path to j
+    np.fill_diagonal(P, False)
+    return P
+
+
+def base_hinges(model):
+    """For every body, the hinge vector ``c_0a`` (base axes) of the base joint on its path.
+
+    The book puts the single joint of body 0 at ``r_0`` (``c_0a = 0``); a model may hang
+    several subtrees at different points of the base, so the base point of body ``i``'s
+    subtree is ``r_0 + A_0 c_0a``.
+
+    Returns
+    -------
+    ndarray, shape (n, 3)
+    """
+    g = _tree_graph(model)
+    T = g.T
+    out = np.zeros((model.n, 3))
+    for j in model.joints:
+        if 0 not in (j.parent, j.child):
+            continue
+        c0 = j.parent_point if j.parent == 0 else j.child_point
+        out[np.abs(T[j.index]) > 0] = c0
+    return out
+
+
+def barycentre_vectors(model):
+    """Barycentric vectors ``b_i0`` (n, 3) and ``b_ij`` (n, n, 3), body-``i`` axes.
+
+    ``b_i0 = sum_j m_j d_ij / M`` (3.26) and ``b_ij = b_i0 - d_ij`` (3.20).
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> model = mb.models.double_pendulum()
+    >>> b0, b = barycentre_vectors(model)
+    >>> bool(np.allclose(np.einsum("j,ijx->ix", model.masses(), b), 0))   # (3.19)
+    True
+    """
+    d = d_vectors(model)
+    m = model.masses()
+    b0 = np.einsum("j,ijx->ix", m, d) / m.sum()
+    return b0, b0[:, None, :] - d
+
+
+def augmented_inertias(model):
+    """``K_i`` of (3.24): inertia of augmented body ``i`` about its inboard joint, body axes.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> K = augmented_inertias(mb.models.double_pendulum(m1=1.0, m2=1.0, l1=1.0, l2=1.0))
+    >>> round(float(K[0][2, 2]), 6)   # J1 + m1 (l1/2)^2 + m2 l1^2
+    1.333542
+    """
+    d = d_vectors(model)
+    m = model.masses()
+    sq = np.einsum("ikx,ikx->ik", d, d)
+    outer = np.einsum("ikx,iky->ikxy", d, d)
+    return model.inertias() + np.einsum("k,ikxy->ixy", m, sq[..., None, None] * np.eye(3) - outer)
+
+
+def floating_barycentre_vectors(model):
+    """Free-floating system: ``mu`` (3.48), ``b_ij = -(C T mu)_ij`` (3.59) and ``K*_i`` (3.65).
+
+    Body 1 is taken to hang from body 0 by the fictitious joint at its centre of mass
+    (``c_11 = 0``, whatever the model says about that joint).
+
+    Returns
+    -------
+    mu : (n, n)
+    b : (n, n, 3) in body-``i`` axes
+    K_star : (n, 3, 3) inertia of augmented body ``i`` about its barycentre, body axes
+    """
+    g = _tree_graph(model)
+    C = hinge_vectors_floating(model)
+    m = model.masses()
+    M = m.sum()
+    mu = np.eye(model.n) - np.outer(m, np.ones(model.n)) / M
+    b = -np.einsum("iax,aj,jk->ikx", C, g.T, mu)
+    sq = np.einsum("ikx,ikx->ik", b, b)
+    outer = np.einsum("ikx,iky->ikxy", b, b)
+    K_star = model.inertias() + np.einsum("k,ikxy->ixy", m, sq[..., None, None] * np.eye(3) - outer)
+    return mu, b, K_star
+
+
+def hinge_vectors_floating(model):
+    """``C`` with the fictitious joint at ``C_1``: the base joint's hinge vectors are zero."""
+    root = [j for j in model.joints if 0 in (j.parent, j.child)]
+    if len(root) != 1:
+        raise TopologyError(
+            "a free-floating system hangs from body 0 by exactly one (fictitious) joint; "
+            f"this model has {len(root)} joints at the base"
+        )
+    return hinge_vectors(model, fictitious=root[0].index)
+
+
+# --------------------------------------------------------------- MATLAB helpers
+def get_baricenter_vectors(S, T, C, m):
+    """The MATLAB helper ``GetBaricenterVectors(S, T, C, m)``, for regular numbering.
+
+    Parameters
+    ----------
+    S : (n, n) incidence matrix without row 0 (regular numbering)
+    T : (n, n) path matrix
+    C : (n, n, 3) hinge vectors ``c_ia`` (``C[i-1, a-1]``, zero where ``S_ia = 0``)
+    m : (n,) masses
+
+    Returns
+    -------
+    B : (3, n)
+        Column ``i`` is the position of the barycentre ``B_i`` relative to ``C_i``, that is
+        ``-b_ii`` — not ``-b_i0`` as the source's comment says (erratum E13).
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> model = mb.models.double_pendulum()
+    >>> g = model.graph
+    >>> C = mb.tree.barycentre.hinge_vectors(model) * g.S[1:, :, None]  # c_ia = S_ia C_ia
+    >>> B = get_baricenter_vectors(g.S[1:], g.T, C, model.masses())
+    >>> b0, b = mb.tree.barycentre.barycentre_vectors(model)
+    >>> bool(np.allclose(B.T, -b[[0, 1], [0, 1]]))
+    True
+    """
+    S, T, C, m = (np.asarray(x, dtype=float) for x in (S, T, C, m))
+    n = m.size
+    if S.shape != (n, n) or T.shape != (n, n) or C.shape != (n, n, 3):
+        raise ShapeError(f"expected S, T of shape ({n}, {n}) and C of shape ({n}, {n}, 3)")
+    ma = np.abs(T @ m)  # mass outboard of each joint
+    M = m.sum()
+    B = np.zeros((3, n))
+    for i in range(n):
+        Bp = C[i, i] * (M - ma[i])  # inboard mass at the inboard hinge
+        for a in range(i + 1, n):
+            Bp = Bp + C[i, a] * ma[a] * abs(S[i, a])
+        B[:, i] = Bp / M
+    return B
+
+
+def get_b(S, T, B, C):
+    """The MATLAB helper ``Get_b(S, T, B, C)``: ``b_ij`` from the barycentre columns.
+
+    ``b_ii = -B_i``; for ``j < i`` (inboard or another branch) ``b_ij = -B_i + c_ii`` (the
+    inboard hinge, i.e. ``b_i0``); for ``j > i`` the joint ``a > i`` of body ``i`` leading to
+    ``j`` gives ``b_ij = -B_i + c_ia`` (``a = i`` if there is none). Regular numbering.
+
+    Returns
+    -------
+    (n, n, 3)
+    """
+    S, T, B, C = (np.asarray(x, dtype=float) for x in (S, T, B, C))
+    n = S.shape[0]
+    out = np.zeros((n, n, 3))
+    for i in range(n):
+        for j in range(n):
+            if j <= i:
+                out[i, j] = -B[:, i] + (C[i, i] if j < i else 0.0)
+            else:
+                hits = [a for a in range(i + 1, n) if S[i, a] != 0 and T[a, j] != 0]
+                a = hits[0] if hits else i
+                out[i, j] = -B[:, i] + C[i, a]
+    return out
