@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -585,6 +586,11 @@ def fundamental_cycles(i_plus, i_minus, n=None, cut=None):
 
 
 # ------------------------------------------------------------------- Graph object
+def _readonly(a):
+    a.setflags(write=False)
+    return a
+
+
 @dataclass(frozen=True)
 class Graph:
     """The graph of a model: arrays ``i_plus``/``i_minus`` plus body and joint names.
@@ -614,8 +620,8 @@ class Graph:
     def __post_init__(self):
         n_named = len(self.body_names) - 1 if self.body_names else None
         ip, im, n = _arcs(self.i_plus, self.i_minus, n_named)
-        object.__setattr__(self, "i_plus", ip)
-        object.__setattr__(self, "i_minus", im)
+        object.__setattr__(self, "i_plus", _readonly(ip))
+        object.__setattr__(self, "i_minus", _readonly(im))
         if not self.body_names:
             object.__setattr__(self, "body_names", tuple(f"s{i}" for i in range(n + 1)))
         if len(self.joint_names) not in (0, ip.size):
@@ -633,27 +639,27 @@ class Graph:
         """Number of joints (arcs)."""
         return self.i_plus.size
 
-    @property
+    @cached_property
     def S(self):
-        """Full incidence matrix, shape (n + 1, m); row 0 is ``S_0``."""
-        return incidence_matrix(self.i_plus, self.i_minus, self.n)
+        """Full incidence matrix, shape (n + 1, m); row 0 is ``S_0`` (read-only)."""
+        return _readonly(incidence_matrix(self.i_plus, self.i_minus, self.n))
 
     @property
     def S0(self):
         """Row of body 0 of the incidence matrix (1.2)."""
         return self.S[0]
 
-    @property
+    @cached_property
     def T(self):
-        """Path matrix of the tree (raises ``TopologyError`` for closed structures)."""
-        return path_matrix(self.i_plus, self.i_minus, self.n)
+        """Path matrix of the tree (read-only; ``TopologyError`` for closed structures)."""
+        return _readonly(path_matrix(self.i_plus, self.i_minus, self.n))
 
-    @property
+    @cached_property
     def adjacency(self):
-        """Boolean adjacency matrix, shape (n + 1, n + 1)."""
-        return adjacency_matrix(self.i_plus, self.i_minus, self.n)
+        """Boolean adjacency matrix, shape (n + 1, n + 1) (read-only)."""
+        return _readonly(adjacency_matrix(self.i_plus, self.i_minus, self.n))
 
-    @property
+    @cached_property
     def is_tree(self):
         """True if the structure has no closed loop."""
         return is_tree(self.i_plus, self.i_minus, self.n)

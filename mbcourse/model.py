@@ -491,8 +491,10 @@ class BaseMotion:
         for f_name, d_name in pairs:
             f = getattr(self, "_" + f_name)
             d = getattr(self, "_" + d_name)
-            if f is None:
+            if f is None and d is None:
                 continue
+            if f is None:  # missing means constant zero, so its derivative must vanish
+                f = lambda t: np.zeros(3)  # noqa: E731
             for t in (0.0, 0.37):
                 fd = (np.asarray(f(t + h)) - np.asarray(f(t - h))) / (2 * h)
                 given = np.zeros(3) if d is None else np.asarray(d(t), dtype=float)
@@ -806,13 +808,15 @@ class Model:
     @property
     def graph(self):
         """The :class:`mbcourse.graph.Graph` of the model (i+ = parent, i- = child)."""
-        self.validate()
-        return _graph.Graph(
-            np.array([j.parent for j in self.joints]),
-            np.array([j.child for j in self.joints]),
-            tuple(b.name for b in self.bodies),
-            tuple(j.name for j in self.joints),
-        )
+        if "graph" not in self._cache:
+            self.validate()
+            self._cache["graph"] = _graph.Graph(
+                np.array([j.parent for j in self.joints]),
+                np.array([j.child for j in self.joints]),
+                tuple(b.name for b in self.bodies),
+                tuple(j.name for j in self.joints),
+            )
+        return self._cache["graph"]
 
     def _tree(self):
         """Traversal of the spanning tree from the base (cached).

@@ -9,6 +9,10 @@ consistent state ``(q, qd)`` from their independent coordinates.
   rod and slider; four joints, eight planar constraint rows (2.48), one degree of freedom.
 * :func:`solar_array` and :func:`solar_array_state` — Fig. 2.1: two panels and a two-link
   deployment linkage, five revolute joints, one closed loop, two degrees of freedom.
+* :func:`floating_spacecraft` — a free-floating bus deploying two panels (chapter 3).
+* :func:`spatial_manipulator` — a three-joint arm with gravity, for driven coordinates.
+* :func:`solar_array_leaves` and :func:`table_3_1` — Fig. 3.7 and Table 3.1: a two-leaf
+  panel unfolding from a spacecraft in uniform motion (planar tree, section 3.2.1).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from .errors import InconsistentStateError, ModelError
 from .model import Model
 
 __all__ = ["double_pendulum", "crank_slider", "crank_slider_state", "solar_array",
-           "solar_array_state", "bar_inertia"]
+           "solar_array_state", "bar_inertia", "floating_spacecraft", "spatial_manipulator", "solar_array_leaves", "table_3_1"]
 
 _Z = (0.0, 0.0, 1.0)
 
@@ -126,6 +130,74 @@ def crank_slider_state(model, theta, omega=0.0):
     return q, qd
 
 
+def floating_spacecraft(bus_mass=100.0, bus_size=(1.5, 1.2, 1.0), panel_mass=8.0,
+                        panel_length=2.0, panel_width=0.8):
+    """A free-floating spacecraft deploying two solar panels (no gravity, no base).
+
+    The bus hangs from the inertial frame by a ``"free"`` joint (the book's fictitious
+    joint, 3.44–3.69); each panel turns about a hinge ``"left"``/``"right"`` on a side of
+    the bus, about the bus's y axis. Internal joint torques cannot change the linear and
+    angular momentum of the system.
+
+    ``q = (bus position (3), bus quaternion (4), left angle, right angle)``.
+
+    Examples
+    --------
+    >>> m = floating_spacecraft()
+    >>> m.nq, m.nv
+    (9, 8)
+    """
+    _positive(bus_mass=bus_mass, panel_mass=panel_mass, panel_length=panel_length,
+              panel_width=panel_width)
+    a, b, c = bus_size
+    model = Model()
+    model.parameters = dict(bus_mass=bus_mass, bus_size=tuple(bus_size), panel_mass=panel_mass,
+                            panel_length=panel_length, panel_width=panel_width)
+    model.add_body("bus", bus_mass, bus_mass / 12 * np.diag([b * b + c * c, a * a + c * c,
+                                                            a * a + b * b]))
+    L, w, t = panel_length, panel_width, 0.03
+    J = panel_mass / 12 * np.diag([w * w + t * t, L * L + t * t, L * L + w * w])
+    model.add_body("left", panel_mass, J)
+    model.add_body("right", panel_mass, J)
+    model.add_joint("float", "free", "ground", "bus")
+    model.add_joint("left", "revolute", "bus", "left", parent_point=(-a / 2, 0, 0),
+                    child_point=(L / 2, 0, 0), axis=(0, 1, 0))
+    model.add_joint("right", "revolute", "bus", "right", parent_point=(a / 2, 0, 0),
+                    child_point=(-L / 2, 0, 0), axis=(0, 1, 0))
+    return model
+
+
+def spatial_manipulator(lengths=(0.4, 0.5, 0.4), masses=(4.0, 3.0, 2.0), g=9.81):
+    """A three-joint arm in space: a waist about the vertical z axis, a shoulder and an
+    elbow about horizontal axes (the classic anthropomorphic arm), with gravity along -z.
+
+    ``q = (waist, shoulder, elbow)``, all revolute; at ``q = 0`` the upper arm and the
+    forearm point along x.
+
+    Examples
+    --------
+    >>> m = spatial_manipulator()
+    >>> [j.kind for j in m.joints], m.nv
+    (['revolute', 'revolute', 'revolute'], 3)
+    """
+    l0, l1, l2 = lengths
+    m0, m1, m2 = masses
+    _positive(l0=l0, l1=l1, l2=l2, m0=m0, m1=m1, m2=m2)
+    model = Model(gravity=(0.0, 0.0, -g))
+    model.parameters = dict(lengths=tuple(lengths), masses=tuple(masses), g=g)
+    column = np.diag([m0 * (l0 * l0 / 12 + 0.01), m0 * (l0 * l0 / 12 + 0.01), m0 * 0.02])
+    model.add_body("column", m0, column)
+    model.add_body("upper_arm", m1, bar_inertia(m1, l1))
+    model.add_body("forearm", m2, bar_inertia(m2, l2))
+    model.add_joint("waist", "revolute", "ground", "column", child_point=(0, 0, -l0 / 2),
+                    axis=_Z)
+    model.add_joint("shoulder", "revolute", "column", "upper_arm", parent_point=(0, 0, l0 / 2),
+                    child_point=(-l1 / 2, 0, 0), axis=(0, -1, 0))
+    model.add_joint("elbow", "revolute", "upper_arm", "forearm", parent_point=(l1 / 2, 0, 0),
+                    child_point=(-l2 / 2, 0, 0), axis=(0, -1, 0))
+    return model
+
+
 def solar_array(panel_length=1.0, panel_mass=4.0, panel_width=0.05, hinge_gap=0.3,
                 arm_length=0.4, link_length=0.45, attach=0.3, link_mass=0.3):
     """The solar-array deployment mechanism of Fig. 2.1 (planar, no gravity).
@@ -209,3 +281,95 @@ def solar_array_state(model, theta1, fold, omega1=0.0, fold_rate=0.0):
     q = np.array([theta1, fold, theta3, theta4 - theta3, theta1 - theta4])
     qd = np.array([omega1, fold_rate, w3, w4 - w3, omega1 - w4])
     return q, qd
+
+
+def solar_array_leaves(s10=1.0, h10=0.3, s12=1.2, h12=0.2, s21=0.9, h21=0.25, m1=2.0, m2=3.0,
+                       J1=None, J2=None):
+    """Deployment of a two-leaf solar-array panel, Yudintsev Fig. 3.7 (section 3.2.1).
+
+    The spacecraft (body 0, ``"ground"``) moves uniformly in a straight line, so it is
+    fixed here; the origin is hinge 1. Leaf 1 (``"leaf1"``) is hinged to the spacecraft at
+    the origin (joint ``"hinge1"``), leaf 2 (``"leaf2"``) to leaf 1 (joint ``"hinge2"``);
+    both revolute about z, no gravity. The hinge vectors (centre of mass to hinge, leaf
+    axes) are the digest's reconstruction that reproduces Table 3.1::
+
+        c11 = (-s10, h10),  c12 = (s12, -h12)   (leaf 1),   c22 = (-s21, -h21)   (leaf 2)
+
+    Coordinates ``q = (phi_1, phi_2 - phi_1)`` (revolute joints measure relative angles;
+    :func:`mbcourse.tree.planar.absolute_angles` gives the book's ``phi_1, phi_2``).
+
+    Parameters
+    ----------
+    s10, h10, s12, h12, s21, h21 : float
+        Hinge offsets (m), positive.
+    m1, m2 : float
+        Leaf masses (kg).
+    J1, J2 : float, optional
+        Central moments of inertia about z (kg m^2). Default: thin uniform plates whose
+        length is the hinge-to-hinge span, ``J1 = m1 (s10 + s12)^2 / 12`` and
+        ``J2 = m2 (2 s21)^2 / 12`` (leaf 2 reaches as far beyond its centre as its hinge).
+        The in-plane moments are ``0.02 J`` and ``0.98 J`` (a thin plate in the xy plane).
+
+    Examples
+    --------
+    >>> m = solar_array_leaves()
+    >>> m.n, m.nq, m.parameters["s12"], round(m.parameters["J1"], 6)
+    (2, 2, 1.2, 0.806667)
+    """
+    _positive(s10=s10, h10=h10, s12=s12, h12=h12, s21=s21, h21=h21, m1=m1, m2=m2)
+    J1 = m1 * (s10 + s12) ** 2 / 12 if J1 is None else J1
+    J2 = m2 * (2 * s21) ** 2 / 12 if J2 is None else J2
+    _positive(J1=J1, J2=J2)
+    model = Model(gravity=(0.0, 0.0, 0.0))
+    model.parameters = dict(s10=s10, h10=h10, s12=s12, h12=h12, s21=s21, h21=h21, m1=m1,
+                            m2=m2, J1=J1, J2=J2)
+    model.add_body("leaf1", m1, [0.02 * J1, 0.98 * J1, J1])
+    model.add_body("leaf2", m2, [0.02 * J2, 0.98 * J2, J2])
+    model.add_joint("hinge1", "revolute", "ground", "leaf1", parent_point=(0.0, 0.0, 0.0),
+                    child_point=(-s10, h10, 0.0), axis=_Z)
+    model.add_joint("hinge2", "revolute", "leaf1", "leaf2", parent_point=(s12, -h12, 0.0),
+                    child_point=(-s21, -h21, 0.0), axis=_Z)
+    return model
+
+
+def table_3_1(model):
+    """The quantities of Yudintsev's Table 3.1 for a two-leaf panel, from the library.
+
+    Computed by :func:`mbcourse.tree.planar.planar_parameters` (``d = C T`` (3.13),
+    ``b_i0`` (3.26), ``b_ij = b_i0 - d_ij`` (3.20)) for a model built by
+    :func:`solar_array_leaves`. Magnitudes in metres, angles (body angles in ``[0, 2 pi)``)
+    in radians. The printed table gives ``beta_1 = beta_2 = 0``, which is wrong (erratum
+    E14): here ``beta_1 = atan2(h10 + m2 h12 / M, -s10 - m2 s12 / M)`` and
+    ``beta_2 = a_22`` come out of the hinge vectors.
+
+    Returns
+    -------
+    dict
+        Keys ``d11, d12, d21, d22, b11, b10, b12, b22, b20, a11, a12, a22, beta1, beta2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = table_3_1(solar_array_leaves())
+    >>> round(float(np.degrees(t["beta1"])), 2), round(float(np.degrees(t["beta2"])), 2)
+    (166.28, 195.52)
+    >>> t["d21"], round(t["b12"], 6)    # b12 = m1/M |c12|
+    (0.0, 0.48663)
+    """
+    from .tree.planar import planar_parameters
+
+    if model.n != 2 or [b.name for b in model.bodies[1:]] != ["leaf1", "leaf2"]:
+        raise ModelError("table_3_1 needs the two-leaf model of solar_array_leaves()")
+    p = planar_parameters(model)
+    b_mag = np.linalg.norm(p.b, axis=-1)
+    out = {}
+    for i in (1, 2):
+        for j in (1, 2):
+            out[f"d{i}{j}"] = float(p.d_mag[i - 1, j - 1])
+            out[f"b{i}{j}"] = float(b_mag[i - 1, j - 1])
+        out[f"b{i}0"] = float(p.b0_mag[i - 1])
+        out[f"beta{i}"] = float(p.beta[i - 1])
+    out["a11"], out["a12"], out["a22"] = (float(p.a[0, 0]), float(p.a[0, 1]), float(p.a[1, 1]))
+    keys = ["d11", "d12", "d21", "d22", "b11", "b10", "b12", "b22", "b20", "a11", "a12", "a22",
+            "beta1", "beta2"]
+    return {k: out[k] for k in keys}

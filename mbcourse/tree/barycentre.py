@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError, ShapeError, TopologyError
+from ..graph import predecessors
 
 __all__ = ["hinge_vectors", "d_vectors", "precedes", "base_hinges", "barycentre_vectors",
            "augmented_inertias", "floating_barycentre_vectors", "get_baricenter_vectors",
@@ -71,6 +72,14 @@ def hinge_vectors(model, fictitious=None):
     return C
 
 
+def _cached(model, key, fn):
+    """Body-fixed constants are computed once per model (the cache empties on changes)."""
+    key = ("barycentre", key)
+    if key not in model._cache:
+        model._cache[key] = fn()
+    return model._cache[key]
+
+
 def d_vectors(model):
     """``d_ij = (C T)_ij`` (3.13), shape (n, n, 3), in body-``i`` axes.
 
@@ -81,22 +90,23 @@ def d_vectors(model):
     >>> d[0, 0].tolist(), d[0, 1].tolist(), d[1, 0].tolist()   # d_11, d_12, d_21
     ([-1.0, 0.0, 0.0], [-2.0, 0.0, 0.0], [0.0, 0.0, 0.0])
     """
-    C = hinge_vectors(model)
-    T = model.graph.T
-    return np.einsum("iax,aj->ijx", C, T)
+    return _cached(model, "d", lambda: np.einsum("iax,aj->ijx", hinge_vectors(model),
+                                                  model.graph.T))
 
 
 def precedes(model):
     """Boolean (n, n): ``precedes[i-1, j-1]`` is ``s_i < s_j`` (``s_i`` lies on the path
     from ``s_0`` to ``s_j``, ``i != j``)."""
-    T = _tree_graph(model).T
-    onpath = np.abs(T) > 0  # arc a on the path to j
-    # s_i < s_j iff the inboard arc of i is on the path to j, and i != j
-    from ..graph import predecessors
-    _, pred_arc, _ = predecessors(model.graph.i_plus, model.graph.i_minus, model.n)
-    P = onpath[pred_arc[1:]]  # row i: arcs inboard of i ... on the path to j
-    np.fill_diagonal(P, False)
-    return P
+    def compute():
+        g = _tree_graph(model)
+        onpath = np.abs(g.T) > 0  # arc a lies on the path to j
+        # s_i < s_j iff the inboard arc of i lies on the path to j, and i != j
+        _, pred_arc, _ = predecessors(g.i_plus, g.i_minus, model.n)
+        P = onpath[pred_arc[1:]]
+        np.fill_diagonal(P, False)
+        return P
+
+    return _cached(model, "precedes", compute)
 
 
 def base_hinges(model):
@@ -110,15 +120,15 @@ def base_hinges(model):
     -------
     ndarray, shape (n, 3)
     """
-    g = _tree_graph(model)
-    T = g.T
-    out = np.zeros((model.n, 3))
-    for j in model.joints:
-        if 0 not in (j.parent, j.child):
-            continue
-        c0 = j.parent_point if j.parent == 0 else j.child_point
-        out[np.abs(T[j.index]) > 0] = c0
-    return out
+    def compute():
+        T = _tree_graph(model).T
+        out = np.zeros((model.n, 3))
+        for j in model.joints:
+            if 0 in (j.parent, j.child):
+                out[np.abs(T[j.index]) > 0] = j.parent_point if j.parent == 0 else j.child_point
+        return out
+
+    return _cached(model, "base_hinges", compute)
 
 
 def barycentre_vectors(model):
@@ -134,10 +144,13 @@ def barycentre_vectors(model):
     >>> bool(np.allclose(np.einsum("j,ijx->ix", model.masses(), b), 0))   # (3.19)
     True
     """
-    d = d_vectors(model)
-    m = model.masses()
-    b0 = np.einsum("j,ijx->ix", m, d) / m.sum()
-    return b0, b0[:, None, :] - d
+    def compute():
+        d = d_vectors(model)
+        m = model.masses()
+        b0 = np.einsum("j,ijx->ix", m, d) / m.sum()
+        return b0, b0[:, None, :] - d
+
+    return _cached(model, "b", compute)
 
 
 def augmented_inertias(model):
@@ -150,11 +163,14 @@ def augmented_inertias(model):
     >>> round(float(K[0][2, 2]), 6)   # J1 + m1 (l1/2)^2 + m2 l1^2
     1.333542
     """
-    d = d_vectors(model)
-    m = model.masses()
-    sq = np.einsum("ikx,ikx->ik", d, d)
-    outer = np.einsum("ikx,iky->ikxy", d, d)
-    return model.inertias() + np.einsum("k,ikxy->ixy", m, sq[..., None, None] * np.eye(3) - outer)
+    def compute():
+        d = d_vectors(model)
+        sq = np.einsum("ikx,ikx->ik", d, d)
+        outer = np.einsum("ikx,iky->ikxy", d, d)
+        return model.inertias() + np.einsum("k,ikxy->ixy", model.masses(),
+                                            sq[..., None, None] * np.eye(3) - outer)
+
+    return _cached(model, "K", compute)
 
 
 def floating_barycentre_vectors(model):

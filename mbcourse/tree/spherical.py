@@ -65,18 +65,16 @@ def K_matrix(model, q, t=0.0):
     q, A, dW, b0W, KW = _world(model, q, t)
     B, n = dW.shape[0], model.n
     M = model.masses().sum()
-    prec = bc.precedes(model)
+    prec = bc.precedes(model)[None, :, :, None, None]
     E = np.eye(3)
-    K = np.zeros((B, n, n, 3, 3))
-    for i in range(n):
-        K[:, i, i] = KW[:, i]
-        for j in range(n):
-            if prec[i, j]:  # s_i < s_j: M ((b_j0 . d_ij) E - b_j0 d_ij^T)
-                bd = np.sum(b0W[:, j] * dW[:, i, j], -1)
-                K[:, i, j] = M * (bd[:, None, None] * E - np.einsum("bx,by->bxy", b0W[:, j], dW[:, i, j]))
-            elif prec[j, i]:  # s_j < s_i: M ((d_ji . b_i0) E - d_ji b_i0^T)
-                db = np.sum(dW[:, j, i] * b0W[:, i], -1)
-                K[:, i, j] = M * (db[:, None, None] * E - np.einsum("bx,by->bxy", dW[:, j, i], b0W[:, i]))
+    # s_i < s_j: M ((b_j0 . d_ij) E - b_j0 d_ij^T)
+    bd = np.einsum("bjx,bijx->bij", b0W, dW)
+    upper = M * (bd[..., None, None] * E - np.einsum("bjx,bijy->bijxy", b0W, dW))
+    # s_j < s_i: M ((d_ji . b_i0) E - d_ji b_i0^T)
+    db = np.einsum("bjix,bix->bij", dW, b0W)
+    lower = M * (db[..., None, None] * E - np.einsum("bjix,biy->bijxy", dW, b0W))
+    K = np.where(prec, upper, 0.0) + np.where(np.swapaxes(prec, 1, 2), lower, 0.0)
+    K[:, np.arange(n), np.arange(n)] = KW
     return K.transpose(0, 1, 3, 2, 4).reshape(B, 3 * n, 3 * n)
 
 
@@ -107,20 +105,17 @@ def M0(model, q, qd, t=0.0):
         acc0 = np.zeros_like(c0)
     F, Mext = model.applied_wrenches(t=t, orientations=A)
     prec = bc.precedes(model)
-    out = -np.cross(w, _mv(KW, w)) + Mext[:, 1:]
     cen_b = np.cross(w, np.cross(w, b0W))  # w_j x (w_j x b_j0)
-    for i in range(n):
-        acc = -acc0[:, i]
-        tot = np.zeros_like(b0W[:, i])
-        for j in range(n):
-            if prec[i, j]:
-                tot += np.cross(dW[:, i, j], cen_b[:, j])
-            elif prec[j, i]:
-                acc = acc + np.cross(w[:, j], np.cross(w[:, j], dW[:, j, i]))
-            if prec[i, j] or i == j:
-                out[:, i] -= np.cross(dW[:, i, j], F[:, j + 1])
-        out[:, i] -= M * (tot + np.cross(b0W[:, i], acc))
-    return out
+    # sum over s_i < s_j of d_ij x (w_j x (w_j x b_j0))
+    tot = np.einsum("ij,bijx->bix", prec, np.cross(dW, cen_b[:, None]))
+    # -ddr_0 + sum over s_j < s_i of w_j x (w_j x d_ji)
+    cen_d = np.cross(w[:, :, None], np.cross(w[:, :, None], dW))  # [b, j, i]
+    acc = -acc0 + np.einsum("ji,bjix->bix", prec, cen_d)
+    # sum over s_i <= s_j of d_ij x F_j
+    reach = prec | np.eye(n, dtype=bool)
+    force = np.einsum("ij,bijx->bix", reach, np.cross(dW, F[:, None, 1:]))
+    return (-np.cross(w, _mv(KW, w)) + Mext[:, 1:]
+            - M * (tot + np.cross(b0W, acc)) - force)
 
 
 def forward_dynamics(model, q, qd, tau=None, t=0.0):
