@@ -320,8 +320,9 @@ def test_four_bar_loop_planar_and_spatial():
     J = (1 / 12 + 0.25) * 2 + 2 * 1.0  # crank + rocker about pivots, coupler translates
     dU = 9.81 * (2 * 0.5 * np.cos(0.7) + 2.0 * 1.0 * np.cos(0.7))
     assert a[0] == pytest.approx(-dU / (J + 2 * (8 / 12) * 0), rel=1e-10)
-    with pytest.raises(TopologyError, match="closed loop"):
-        mb.cartesian.forward_dynamics(m, q, qd, solver="ldlt")
+    for redundant in ("raise", "lstsq"):
+        with pytest.raises(TopologyError, match="closed loop"):
+            mb.cartesian.forward_dynamics(m, q, qd, solver="ldlt", redundant=redundant)
     # spatial revolute joints over-constrain the planar loop: named, or least squares
     with pytest.raises(SingularSystemError, match="redundant.*'D'|redundant"):
         mb.cartesian.forward_dynamics(m, q, qd, planar=False)
@@ -422,6 +423,14 @@ def test_bad_arguments():
     ms.add_joint("j", "spherical", "ground", "a")
     with pytest.raises(ModelError, match="planar=True needs a planar model"):
         mb.cartesian.forward_dynamics(ms, [1, 0, 0, 0], [0, 0, 0], planar=True)
+    moving = mb.Model(gravity=(0, -9.81, 0))
+    moving.add_body("a", 1.0, [1, 1, 1])
+    moving.add_joint("j", "revolute", "ground", "a", child_point=(-1, 0, 0), axis=(0, 0, 1))
+    moving.add_force("a", force=lambda t: (0.0, 0.0, t))  # in the plane only at t = 0
+    assert mb.cartesian.is_planar(moving)
+    with pytest.raises(ModelError, match="leaves the xy plane at t=1.0"):
+        mb.cartesian.forward_dynamics(moving, [0.0], [0.0], t=1.0)
+    mb.cartesian.forward_dynamics(moving, [0.0], [0.0], t=1.0, planar=False)
     screw = mb.Model()
     screw.add_body("nut", 1.0, [1, 1, 1])
     screw.add_joint("s", "screw", "ground", "nut", axis=(0, 0, 1), lead=0.1)

@@ -134,3 +134,35 @@ def test_sliding_joints_are_refused():
     model = random_tree(np.random.default_rng(0), ["revolute", "prismatic"])
     with pytest.raises(mb.ModelError, match="moves its joint point"):
         bc.d_vectors(model)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_free_floating_form_equals_general_form(seed):
+    """(3.44)-(3.69): motion about the centre of mass with K* about the barycentres."""
+    rng = np.random.default_rng(seed)
+    model = mb.Model(gravity=rng.normal(size=3))
+    kinds = rng.choice(["revolute", "universal", "spherical"], size=4)
+    model.add_body("b1", rng.uniform(1, 3), np.diag(rng.uniform(1, 1.5, 3)))
+    model.add_joint("fictitious", "free", "ground", "b1", child_point=rng.normal(size=3))
+    for k, kind in enumerate(kinds, start=2):
+        model.add_body(f"b{k}", rng.uniform(0.5, 2), np.diag(rng.uniform(1, 1.5, 3)))
+        extra = {"axis": rng.normal(size=3)} if kind == "revolute" else {}
+        if kind == "universal":
+            extra = {"axes": (rng.normal(size=3), rng.normal(size=3))}
+        model.add_joint(f"j{k}", kind, f"b{int(rng.integers(1, k))}", f"b{k}",
+                        parent_point=rng.normal(size=3), child_point=rng.normal(size=3), **extra)
+    model.add_force("b2", force=(0.3, -0.2, 0.1), point=(0.2, 0, 0), frame="body")
+    q, qd = random_state(model, rng)
+    tau = rng.normal(size=model.nv)
+    tau[:6] = 0.0  # nothing acts on the fictitious joint
+    a = mb.tree.floating.forward_dynamics(model, q, qd, tau)
+    b = mb.tree.forward_dynamics(model, q, qd, tau)
+    np.testing.assert_allclose(a, b, atol=1e-10 * (1 + np.abs(b).max()))
+
+
+def test_floating_form_refuses_attached_systems():
+    with pytest.raises(mb.ModelError, match="fictitious joint"):
+        mb.tree.floating.forward_dynamics(mb.models.double_pendulum(), [0, 0], [0, 0])
+    sc = mb.models.floating_spacecraft()
+    with pytest.raises(mb.ModelError, match="X_1 = Y_1 = 0"):
+        mb.tree.floating.forward_dynamics(sc, sc.neutral_q(), np.zeros(8), tau=np.eye(8)[0])

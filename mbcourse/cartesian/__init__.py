@@ -11,13 +11,17 @@ course: closed loops need nothing special.
 * :mod:`.solvers` — ``"dense"``, ``"schur"`` and ``"ldlt"`` (Baraff, no fill-in).
 """
 
-from . import constraints, solvers, system
+from . import constraints, simulate as simulation, solvers, system
 from .solvers import block_pattern, fill_in, kkt_blocks, redundancy, tree_order
 from .system import (BodyStates, Equations, assemble, body_states, constraint_rows, equations, forward_dynamics,
                      is_planar, joint_accelerations, reactions, solve)
+from .simulate import (DEFAULT_BAUMGARTE, Simulation, project, rhs, simulate, states_from_y,
+                       to_absolute)
 
 __all__ = [
     "constraints", "solvers", "system",
     "forward_dynamics", "reactions", "solve", "equations", "body_states", "constraint_rows",
     "block_pattern", "tree_order", "is_planar", "joint_accelerations", "Equations", "BodyStates", "assemble", "fill_in", "kkt_blocks", "redundancy",
+    "simulation", "simulate", "project", "rhs", "states_from_y", "to_absolute", "Simulation",
+    "DEFAULT_BAUMGARTE",
 ]

@@ -271,10 +271,10 @@ def solve_ldlt(model, eq, redundant="raise"):
     at ``(i, par(i))``; ``D_i = H_ii - sum_children L_c^T D_c L_c`` (E12). Then
     ``U^T y = rhs`` leaves to root, ``D z = y``, ``U x = z`` root to leaves (2.56)–(2.58).
     """
+    nodes, edges = kkt_blocks(model, eq)
+    order, parent = _tree_order(model, nodes, edges)  # refuses loops first
     if redundant == "lstsq" and _is_deficient(eq):
         return _lstsq(model, eq)
-    nodes, edges = kkt_blocks(model, eq)
-    order, parent = _tree_order(model, nodes, edges)
     B, n, d = eq.F.shape
 
     def diag(v):

@@ -453,6 +453,13 @@ def assemble(model, states, t=0.0, planar=None, joint_wrenches=None):
     if joint_wrenches is not None:
         Fw, Mw = Fw + joint_wrenches[0], Mw + joint_wrenches[1]
     if planar:
+        out_of_plane = np.abs(Fw[..., 1:, 2])
+        if out_of_plane.max(initial=0.0) > 1e-12 * (1.0 + np.abs(Fw).max(initial=0.0)):
+            body = model.bodies[1 + int(np.argmax(out_of_plane.max(axis=0)))].name
+            raise ModelError(
+                f"a load on body {body!r} leaves the xy plane at t={t}: the planar form would "
+                "drop it; use planar=False"
+            )
         M = np.zeros((n, 3, 3))
         M[:, 0, 0] = M[:, 1, 1] = masses
         M[:, 2, 2] = inertias[:, 2, 2]

@@ -8,14 +8,15 @@
   (erratum E13), and their free-floating versions (3.55)–(3.65).
 * :mod:`.spherical` — systems with spherical joints, ``sum_j K_ij domega_j = ...``
   (3.31)–(3.34), attached to a body with prescribed motion or floating (3.44)–(3.69).
+* :mod:`.floating` — free-floating systems about their centre of mass (3.44)–(3.69).
 * :mod:`.planar` — planar systems with parallel revolute axes, ``A ddphi + B dphi^2 = R``
   (3.36)–(3.43) with the corrections of erratum E16.
 """
 
-from . import barycentre, general, spherical
+from . import barycentre, floating, general, planar, spherical
 from .general import (TreeTerms, bias_forces, driven, forward_dynamics, inverse_dynamics,
                       jacobians, mass_matrix, terms)
-from . import planar
 
-__all__ = ["barycentre", "general", "spherical", "planar", "TreeTerms", "terms", "mass_matrix", "bias_forces", "forward_dynamics",
+__all__ = ["barycentre", "floating", "general", "planar", "spherical", "TreeTerms", "terms",
+           "mass_matrix", "bias_forces", "forward_dynamics",
            "inverse_dynamics", "driven", "jacobians"]
