@@ -9,6 +9,7 @@ consistent state ``(q, qd)`` from their independent coordinates.
   rod and slider; four joints, eight planar constraint rows (2.48), one degree of freedom.
 * :func:`solar_array` and :func:`solar_array_state` — Fig. 2.1: two panels and a two-link
   deployment linkage, five revolute joints, one closed loop, two degrees of freedom.
+* :func:`triple_pendulum` — the MATLAB program's pendulum of section 3.5 (chapter 4).
 * :func:`floating_spacecraft` — a free-floating bus deploying two panels (chapter 3).
 * :func:`spatial_manipulator` — a three-joint arm with gravity, for driven coordinates.
 * :func:`solar_array_leaves` and :func:`table_3_1` — Fig. 3.7 and Table 3.1: a two-leaf
@@ -22,7 +23,7 @@ import numpy as np
 from .errors import InconsistentStateError, ModelError
 from .model import Model
 
-__all__ = ["double_pendulum", "crank_slider", "crank_slider_state", "solar_array",
+__all__ = ["triple_pendulum", "double_pendulum", "crank_slider", "crank_slider_state", "solar_array",
            "solar_array_state", "bar_inertia", "floating_spacecraft", "spatial_manipulator", "solar_array_leaves", "table_3_1"]
 
 _Z = (0.0, 0.0, 1.0)
@@ -128,6 +129,34 @@ def crank_slider_state(model, theta, omega=0.0):
     q = np.array([theta, beta - theta, -beta, x])
     qd = np.array([omega, beta_dot - omega, -beta_dot, x_dot])
     return q, qd
+
+
+def triple_pendulum():
+    """The triple pendulum of the MATLAB program of Yudintsev 3.5 (Fig. 3.20).
+
+    Unit masses, unit inertia tensors (``J_z = 1``, a free parameter of the program, not a
+    uniform rod: erratum E21), hinge vectors of length 1 along each rod's x axis (rods of
+    length 2), unit weights along ``-y`` (gravity ``(0, -1, 0)``). The program uses absolute
+    rod angles; the model's coordinates are the joints' relative angles, so the absolute
+    angles are the cumulative sums ``phi = cumsum(q)``. At rest with the rods horizontal the
+    absolute angular accelerations are ``(-0.5, 0, 0)`` (digest fact 19).
+
+    Examples
+    --------
+    >>> m = triple_pendulum()
+    >>> m.n, m.gravity.tolist()
+    (3, [0.0, -1.0, 0.0])
+    """
+    model = Model(gravity=(0.0, -1.0, 0.0))
+    model.parameters = dict(mass=1.0, inertia=1.0, half_length=1.0, weight=1.0)
+    for k in (1, 2, 3):
+        model.add_body(f"rod{k}", 1.0, np.eye(3))
+    model.add_joint("j1", "revolute", "ground", "rod1", child_point=(-1, 0, 0), axis=_Z)
+    model.add_joint("j2", "revolute", "rod1", "rod2", parent_point=(1, 0, 0),
+                    child_point=(-1, 0, 0), axis=_Z)
+    model.add_joint("j3", "revolute", "rod2", "rod3", parent_point=(1, 0, 0),
+                    child_point=(-1, 0, 0), axis=_Z)
+    return model
 
 
 def floating_spacecraft(bus_mass=100.0, bus_size=(1.5, 1.2, 1.0), panel_mass=8.0,

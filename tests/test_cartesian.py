@@ -161,15 +161,15 @@ def unit(rng):
     return v / np.linalg.norm(v)
 
 
-def random_tree(rng, kinds, planar=False):
+def random_tree(rng, kinds, planar=False, flip=True):
     model = mb.Model(gravity=(rng.normal(), rng.normal(), 0.0 if planar else rng.normal()))
     for k, kind in enumerate(kinds, start=1):
         mass = rng.uniform(0.5, 2.0)
         model.add_body(f"b{k}", mass, box_inertia(rng, mass) if not planar
                        else np.diag([1.0, 1.0, 1.5]) * mass / 12 * rng.uniform(0.5, 2))
         parent = int(rng.integers(0, k))
-        flip = rng.random() < 0.3 and parent > 0  # some arcs point toward the base
-        a, c = (f"b{k}", parent) if flip else (parent, f"b{k}")
+        flipped = rng.random() < 0.3 and parent > 0 and flip  # some arcs point to the base
+        a, c = (f"b{k}", parent) if flipped else (parent, f"b{k}")
         pp, cp = rng.normal(size=3), rng.normal(size=3)
         extra = {}
         if planar:
