@@ -19,8 +19,9 @@ and Baumgarte stabilization.
 * :func:`point_plane` — a point of body ``j`` stays on a plane of body ``i`` (2.10)–(2.22).
   Two of them make a point-on-line, three a spherical joint (2.44)–(2.45).
 * :func:`perpendicular` — a vector of body ``j`` keeps its angle with a vector of body ``i``.
-  Its row is the book's relative-rotation constraint (2.27)–(2.31) about ``n = u x w``:
-  at an assembled configuration the two rows coincide (tests), but this one is the exact
+  Its row is the book's relative-rotation constraint (2.27)–(2.31) about ``n = u x w``
+  with the opposite sign (equal rows for ``n = w x u``) at an assembled configuration with
+  admissible velocities (tests); unlike the book's row it is the exact
   derivative of a position-level function, so drift can be measured and corrected.
 * :func:`planar_point_line` — the planar point-on-line constraint (2.33)–(2.43).
 * :func:`planar_rotation` — the planar relative-rotation constraint (2.32).
@@ -182,7 +183,8 @@ def relative_rotation_row(n, si, sj):
         -n^T dw_i + (A_j^T A_i n)^T dw_j = n^T tilde(w_i) A_i^T A_j w_j
 
     This is the textbook form, kept for teaching and for the tests; the assembled systems
-    use :func:`perpendicular`, whose row coincides with it at assembled configurations.
+    use :func:`perpendicular`, whose row equals it for ``n = w x u`` (minus it for
+    ``n = u x w``) at assembled configurations with admissible velocities.
 
     Returns
     -------
