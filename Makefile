@@ -8,6 +8,11 @@ STAMP  := $(VENV)/.mbcourse-installed
 export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# One BLAS thread: the machines have 2 cores, and threaded BLAS on tiny matrices only
+# competes with itself (measured: 100x slower dense solves under load).
+export OPENBLAS_NUM_THREADS := 1
+export OMP_NUM_THREADS := 1
+export MKL_NUM_THREADS := 1
 
 # The book must work without network (exam computers): MathJax comes from the pip
 # package sphinx-mathjax-offline, the ipywidgets embedder (@jupyter-widgets/html-manager
@@ -19,12 +24,13 @@ HTML_MANAGER_SHA256 := 2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d
 WIDGETS_DIR         := book/_offline/widgets
 WIDGETS_TMP         := _build/.vendor-widgets
 
-.PHONY: help venv book test clean check-offline vendor-widgets
+.PHONY: help venv book test bench clean check-offline vendor-widgets
 
 help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
 	@echo "make test   run unit, property, cross-formulation and doctests, and nbval on every notebook"
 	@echo "make clean  remove build products (keeps .venv)"
+	@echo "make bench  forward-dynamics timings vs Pinocchio and modern_robotics (< 15 min; not in make test)"
 	@echo "make check-offline   re-check _build/html for references to the network"
 	@echo "make vendor-widgets  re-fetch the ipywidgets embedder with npm (maintainers only)"
 
@@ -64,6 +70,12 @@ vendor-widgets:
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# Benchmarks (benchmarks/README.md): installs the bench extra (Pinocchio, modern_robotics)
+# into .venv, then writes benchmarks/results/{forward_dynamics.csv,.png,summary.md}.
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[bench]"
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf _build

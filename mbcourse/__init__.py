@@ -6,7 +6,8 @@
 Model(0 bodies, 0 joints, nq=0, nv=0, gravity=[0.0, -9.81, 0.0])
 """
 
-from . import cartesian, errors, graph, models, sim, spatial, tree, vereshchagin, viz
+from . import (cartesian, errors, graph, inertial, models, poisson,
+               sim, spatial, symbolic, tree, vereshchagin, viz)
 from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
 from .model import JOINT_KINDS, BaseMotion, Body, Joint, Load, Model
@@ -15,8 +16,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Model", "Body", "Joint", "Load", "BaseMotion", "JOINT_KINDS",
-    "cartesian", "errors", "graph", "models", "sim", "spatial", "tree", "vereshchagin",
-    "viz",
+    "cartesian", "errors", "graph", "inertial", "models", "poisson", "sim", "spatial",
+    "symbolic", "tree", "vereshchagin", "viz",
     "MbcourseError", "ModelError", "TopologyError", "ShapeError", "SingularSystemError",
     "InconsistentStateError",
 ]

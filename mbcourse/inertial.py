@@ -1,0 +1,235 @@
+"""Chapter 5: generalized inertial forces split into centrifugal, Coriolis and gyroscopic
+parts (Telegin 2024).
+
+Lagrange's equations of a holonomic, scleronomic system with mass matrix ``H(q)`` are
+``H ddq + h = Q`` with the velocity-product forces ``h = dH/dt dq - dT/dq``. With
+``H_jik = dH_ji/dq_k`` (``j >= i``, erratum E25) Telegin splits ``h`` into three parts
+(formulas (1)–(5), reconstructed and verified symbolically in the digest, erratum E22)::
+
+    h_ci = 1/2 H_iii dq_i^2 + sum_{j>i} H_jij dq_j^2                      (2) centrifugal
+    h_oi = 1/2 dq_i sum_{k!=i} H_iik dq_k + sum_{j>i} dq_j sum_{k!=j} H_jik dq_k   (3) Coriolis
+    h_gi = sum_{j<i} dH_ij dq_j + 1/2 dH_ii dq_i - dT/dq_i                   (5) gyroscopic
+
+The centrifugal forces contain squares of velocities only, the Coriolis forces products of
+different velocities, and the gyroscopic forces do **no work**: ``sum_i h_gi dq_i = 0``
+identically (the Thomson–Tait definition). So a drive's power splits as
+``tau . dq = d/dt(T + U) ...`` with the gyroscopic part absent.
+
+* :func:`decompose` — symbolic, from a sympy matrix ``H(q)``.
+* :func:`decompose_numeric` — numbers, from a Model at a state (derivatives of ``H`` from
+  the library's mass matrix, no sympy).
+* :func:`forming_bodies` — the carrying and carried bodies of a coordinate (Telegin's
+  statements 2 and 3, (7)–(17)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ModelError, ShapeError
+
+__all__ = ["Decomposition", "decompose", "decompose_numeric", "forming_bodies", "powers"]
+
+
+@dataclass
+class Decomposition:
+    """The parts of the generalized inertial forces (column vectors).
+
+    Attributes
+    ----------
+    centrifugal, coriolis, gyroscopic : sympy Matrix (N, 1) or ndarray (N,)
+    dT_dq : the partial derivatives of the kinetic energy, (4)
+    H_dot : the time derivative of the mass matrix
+    """
+
+    centrifugal: object
+    coriolis: object
+    gyroscopic: object
+    dT_dq: object
+    H_dot: object
+
+    @property
+    def total(self):
+        """``h = h_c + h_o + h_g = dH/dt dq - dT/dq``."""
+        return self.centrifugal + self.coriolis + self.gyroscopic
+
+
+def _parts(H, dH, dq, add, zero, half, simplify=lambda e: e):
+    """Formulas (2)–(5) for any arithmetic (sympy or numpy scalars).
+
+    ``H[j][i]``, ``dH[j][i][k] = dH_ji/dq_k`` and ``dq[i]`` with 0-based indices.
+    """
+    N = len(dq)
+    Hdot = [[add(dH[j][i][k] * dq[k] for k in range(N)) for i in range(N)] for j in range(N)]
+    hc, ho, hg, dT = [], [], [], []
+    for i in range(N):
+        c = half * dH[i][i][i] * dq[i] ** 2 + add(dH[j][i][j] * dq[j] ** 2 for j in range(i + 1, N))
+        o = (half * dq[i] * add(dH[i][i][k] * dq[k] for k in range(N) if k != i)
+             + add(dq[j] * add(dH[j][i][k] * dq[k] for k in range(N) if k != j)
+                   for j in range(i + 1, N)))
+        t = (half * add(dH[j][j][i] * dq[j] ** 2 for j in range(N))
+             + add(dq[k] * add(dH[k][j][i] * dq[j] for j in range(k)) for k in range(1, N)))
+        g = add(Hdot[i][j] * dq[j] for j in range(i)) + half * Hdot[i][i] * dq[i] - t
+        hc.append(simplify(c))
+        ho.append(simplify(o))
+        hg.append(simplify(g))
+        dT.append(simplify(t))
+    return hc, ho, hg, dT, Hdot
+
+
+def decompose(H, q, qd, simplify=True):
+    """Telegin's split of the inertial forces of a symbolic mass matrix, (1)–(5).
+
+    Parameters
+    ----------
+    H : sympy Matrix (N, N)
+        Symmetric mass matrix, a function of the symbols ``q``.
+    q, qd : sequence of sympy Symbols, length N
+        Coordinates and velocities.
+    simplify : bool
+        Apply ``sympy.simplify`` to each entry.
+
+    Returns
+    -------
+    Decomposition
+        With sympy column matrices.
+
+    Examples
+    --------
+    Telegin's example 1: a polar arm, rotation ``q1`` and extension ``q2``:
+
+    >>> import sympy as sp
+    >>> q1, q2, dq1, dq2, m2, I = sp.symbols("q1 q2 dq1 dq2 m2 I")
+    >>> H = sp.Matrix([[I + m2 * q2**2, 0], [0, m2]])
+    >>> d = decompose(H, [q1, q2], [dq1, dq2])
+    >>> d.centrifugal.T, d.coriolis.T, d.gyroscopic.T
+    (Matrix([[0, 0]]), Matrix([[dq1*dq2*m2*q2, 0]]), Matrix([[dq1*dq2*m2*q2, -dq1**2*m2*q2]]))
+    """
+    import sympy as sp
+
+    H = sp.Matrix(H)
+    N = H.shape[0]
+    if H.shape != (N, N) or len(q) != N or len(qd) != N:
+        raise ShapeError(f"H must be square with one coordinate and velocity per row; got "
+                         f"H {H.shape}, {len(q)} coordinates, {len(qd)} velocities")
+    if sp.simplify(H - H.T) != sp.zeros(N, N):
+        raise ShapeError("H must be symmetric (a mass matrix)")
+    dH = [[[sp.diff(H[j, i], q[k]) for k in range(N)] for i in range(N)] for j in range(N)]
+    simp = sp.simplify if simplify else (lambda e: e)
+    hc, ho, hg, dT, Hdot = _parts(H.tolist(), dH, list(qd), lambda xs: sp.Add(*list(xs)),
+                                  sp.Integer(0), sp.Rational(1, 2), simp)
+    col = lambda xs: sp.Matrix(xs)  # noqa: E731
+    return Decomposition(col(hc), col(ho), col(hg), col(dT), sp.Matrix(Hdot))
+
+
+def mass_matrix_derivatives(model, q, h=1e-5, mass_matrix=None):
+    """``dH/dq_k`` of a Model's mass matrix, shape (N, N, N) with ``[j, i, k]``.
+
+    Central differences of the library's mass matrix with Richardson extrapolation
+    (accuracy ~1e-10 relative); needs ``nq == nv`` (no quaternion joints).
+    """
+    if model.nq != model.nv:
+        raise ModelError(
+            "the inertial-force split needs coordinates whose rates are the generalized speeds "
+            "(no spherical or free joints: nq == nv)"
+        )
+    if mass_matrix is None:
+        from .tree import mass_matrix
+    q = np.asarray(model.check_q(q), dtype=float)
+    N = q.size
+    out = np.zeros((N, N, N))
+    for k in range(N):
+        e = np.zeros(N)
+        e[k] = 1.0
+        D = lambda s: (mass_matrix(model, q + s * e) - mass_matrix(model, q - s * e)) / (2 * s)  # noqa: E731
+        out[:, :, k] = (4 * D(h / 2) - D(h)) / 3
+    return out
+
+
+def decompose_numeric(model, q, qd, mass_matrix=None):
+    """Telegin's split at a state of a Model, with numbers (no sympy).
+
+    Parameters
+    ----------
+    model : Model
+        Joints with ``nq == nv`` (revolute, prismatic, screw, cylindrical, universal).
+    q, qd : array_like, shape (N,)
+    mass_matrix : callable, optional
+        ``mass_matrix(model, q)``; default :func:`mbcourse.tree.mass_matrix`.
+
+    Returns
+    -------
+    Decomposition
+        With ndarrays.
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> d = decompose_numeric(m, [0.3, 0.4], [1.0, -2.0])
+    >>> bool(abs(d.gyroscopic @ [1.0, -2.0]) < 1e-9)      # gyroscopic forces do no work
+    True
+    """
+    q = np.asarray(model.check_q(q), dtype=float)
+    qd = np.asarray(model.check_v(qd), dtype=float)
+    if q.ndim != 1:
+        raise ShapeError("decompose_numeric takes one state: q of shape (N,)")
+    dH = mass_matrix_derivatives(model, q, mass_matrix=mass_matrix)
+    N = q.size
+    hc, ho, hg, dT, Hdot = _parts(None, dH.tolist(), qd.tolist(), lambda xs: float(sum(xs)),
+                                  0.0, 0.5)
+    arr = lambda xs: np.array(xs, dtype=float)  # noqa: E731
+    return Decomposition(arr(hc), arr(ho), arr(hg), arr(dT), np.array(Hdot).reshape(N, N))
+
+
+def powers(decomposition, qd):
+    """Power of each part: ``(P_centrifugal, P_coriolis, P_gyroscopic)``.
+
+    The gyroscopic power vanishes; the other two add up to ``1/2 dq^T dH/dt dq``.
+    """
+    parts = (decomposition.centrifugal, decomposition.coriolis, decomposition.gyroscopic)
+    try:
+        import sympy as sp
+        if isinstance(decomposition.centrifugal, sp.MatrixBase):
+            v = sp.Matrix(qd)
+            return tuple(sp.simplify((p.T * v)[0]) for p in parts)
+    except ImportError:  # pragma: no cover - sympy is a dependency
+        pass
+    v = np.asarray(qd, dtype=float)
+    return tuple(float(p @ v) for p in parts)
+
+
+def forming_bodies(model, coordinate):
+    """The bodies whose motions form the inertial forces of a coordinate (Telegin 2, 3).
+
+    For a tree in relative coordinates, coordinate ``i`` of joint ``a`` moves body
+    ``i-(a)`` with everything it carries. Its **carrying** bodies are those on the path
+    from the base to the joint (their coordinates come first in a depth-first numbering);
+    its **carried** bodies are the ones outboard of the joint. The centrifugal force on
+    ``q_i`` comes from squared velocities of carried coordinates; the gyroscopic force from
+    squared velocities of carrying coordinates and products with carried ones (7)–(10).
+
+    Returns
+    -------
+    dict
+        ``{"carrying": [joint names], "carried": [joint names]}``.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> forming_bodies(mb.models.triple_pendulum(), 1)
+    {'carrying': ['j1'], 'carried': ['j3']}
+    """
+    if not isinstance(coordinate, (int, np.integer)) or not 0 <= coordinate < model.nv:
+        raise ShapeError(f"coordinate must be an index 0..{model.nv - 1}, got {coordinate!r}")
+    g = model.graph
+    T = np.abs(g.T)
+    joint = next(j for j in model.joints
+                 if j.v_slice.start <= coordinate < j.v_slice.stop)
+    body = joint.child
+    inboard = [model.joints[a].name for a in np.flatnonzero(T[:, body - 1]) if a != joint.index]
+    outboard = [j.name for j in model.joints
+                if j.index != joint.index and j.child > 0 and T[joint.index, j.child - 1]]
+    return {"carrying": inboard, "carried": outboard}
