@@ -24,7 +24,9 @@ from .errors import InconsistentStateError, ModelError
 from .model import Model
 
 __all__ = ["triple_pendulum", "double_pendulum", "crank_slider", "crank_slider_state", "solar_array",
-           "solar_array_state", "bar_inertia", "floating_spacecraft", "spatial_manipulator", "solar_array_leaves", "table_3_1"]
+           "solar_array_state", "bar_inertia", "floating_spacecraft", "spatial_manipulator", "solar_array_leaves", "table_3_1",
+           "telegin_polar", "telegin_cartesian", "telegin_cylindrical_3",
+           "telegin_cylindrical_4", "telegin_angular", "telegin_universal"]
 
 _Z = (0.0, 0.0, 1.0)
 
@@ -402,3 +404,243 @@ def table_3_1(model):
     keys = ["d11", "d12", "d21", "d22", "b11", "b10", "b12", "b22", "b20", "a11", "a12", "a22",
             "beta1", "beta2"]
     return {k: out[k] for k in keys}
+
+
+# ---------------------------------------------------------------------------------------
+# Telegin 2024 (chapter 5): the six manipulators of the paper's examples 1-6.
+#
+# Conventions of the paper (digest section 3): in the zero configuration all body frames
+# are parallel to the fixed frame (x right, y up, z toward the viewer); ``e_i`` is the axis
+# of a revolute joint, ``p_i`` the axis of a prismatic one; the joints are named after them
+# ("e1", "p2", ...), so joint ``k`` carries the coordinate ``q_k``. The paper's poles
+# ``O_i`` are points on the joint axes; the library puts body frames at centres of mass, so
+# a body's offset from its pole appears as the joint's ``child_point``. The paper's
+# combined parameters follow from the ones here: ``a_i = m_0i |O_i C_i|`` (``m_0i`` the mass
+# of body ``i``), ``m_i`` = the mass of the subsystem ``i..N``, moments of inertia about
+# axes through the poles (parallel-axis theorem).
+
+
+def _rod(mass, length, axis="x", width=None):
+    """Central principal moments of a bar of square cross-section along a body axis."""
+    Jx, Jy, _ = np.diag(bar_inertia(mass, length, width))
+    k = "xyz".index(axis)
+    moments = [Jy, Jy, Jy]
+    moments[k] = Jx
+    return moments
+
+
+def telegin_polar(m1=3.0, m2=1.0, l1=0.6, l2=0.8, g=9.81):
+    """Telegin's example 1: a polar arm in the vertical xy plane (``N = 2``).
+
+    Body 1 (``"turret"``, a bar of length ``l1``) turns about the fixed axis
+    ``e_1 = z`` through the origin ``O_1`` (joint ``"e1"``); its centre of mass lies
+    ``l1 / 2`` along its x axis. Body 2 (``"boom"``, a bar of length ``l2``) slides along
+    the turret's axis ``p_2 = x_1`` (joint ``"p2"``); ``q_2 = |O_1 O_2|`` with the pole
+    ``O_2`` at the boom's centre of mass. Gravity ``-g y``.
+
+    The mass matrix is the paper's ``H = diag(I_1^z + I_2^z + m_2 q_2^2, m_2)`` with
+    ``I_1^z = J_1^z + m_1 (l1/2)^2`` (about ``O_1``), ``I_2^z = J_2^z`` and ``m_2`` the
+    boom's mass; so ``h_g1 = m_2 q_2 dq_1 dq_2`` and ``h_g2 = -m_2 q_2 dq_1^2``.
+
+    Examples
+    --------
+    >>> m = telegin_polar()
+    >>> [j.name for j in m.joints], [b.name for b in m.bodies[1:]]
+    (['e1', 'p2'], ['turret', 'boom'])
+    """
+    _positive(m1=m1, m2=m2, l1=l1, l2=l2)
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(example=1, m1=m1, m2=m2, l1=l1, l2=l2, g=g)
+    model.add_body("turret", m1, _rod(m1, l1))
+    model.add_body("boom", m2, _rod(m2, l2))
+    model.add_joint("e1", "revolute", "ground", "turret", child_point=(-l1 / 2, 0, 0), axis=_Z)
+    model.add_joint("p2", "prismatic", "turret", "boom", parent_point=(-l1 / 2, 0, 0),
+                    axis=(1.0, 0.0, 0.0))
+    return model
+
+
+def telegin_cartesian(m1=4.0, m2=2.0, m3=1.0, l2=1.0, l3=0.5, g=9.81):
+    """Telegin's example 2: a Cartesian arm in the vertical xy plane (``N = 3``).
+
+    Body 1 (``"carriage"``) slides vertically, ``p_1 = y`` (joint ``"p1"``); body 2
+    (``"arm"``, a bar of length ``l2``) slides horizontally through it, ``p_2 = x``
+    (``"p2"``); body 3 (``"link"``, a bar of length ``l3``) turns about ``e_3 = z`` at the
+    arm's right end ``O_3`` (``"e3"``), its centre of mass ``l3 / 2`` along its x axis.
+
+    The mass matrix is the paper's ``H_11 = m_1``, ``H_22 = m_2``, ``H_33 = I_3``,
+    ``H_31 = a_3 c_3``, ``H_32 = -a_3 s_3`` with the subsystem masses
+    ``m_1 = m1 + m2 + m3``, ``m_2 = m2 + m3``, ``a_3 = m3 l3 / 2`` and ``I_3 = J_3^z +
+    m3 (l3/2)^2``; all gyroscopic forces vanish.
+
+    Examples
+    --------
+    >>> telegin_cartesian().q_names
+    ['p1', 'p2', 'e3']
+    """
+    _positive(m1=m1, m2=m2, m3=m3, l2=l2, l3=l3)
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(example=2, m1=m1, m2=m2, m3=m3, l2=l2, l3=l3, g=g)
+    model.add_body("carriage", m1, _rod(m1, 0.3))
+    model.add_body("arm", m2, _rod(m2, l2))
+    model.add_body("link", m3, _rod(m3, l3))
+    model.add_joint("p1", "prismatic", "ground", "carriage", axis=(0.0, 1.0, 0.0))
+    model.add_joint("p2", "prismatic", "carriage", "arm", axis=(1.0, 0.0, 0.0))
+    model.add_joint("e3", "revolute", "arm", "link", parent_point=(l2 / 2, 0, 0),
+                    child_point=(-l3 / 2, 0, 0), axis=_Z)
+    return model
+
+
+def telegin_cylindrical_3(m1=5.0, m2=2.0, m3=1.0, h1=1.0, l2=1.0, l3=0.6, g=9.81):
+    """Telegin's example 3: a cylindrical arm with three joints (``N = 3``).
+
+    Body 1 (``"column"``, vertical, height ``h1``) turns about ``e_1 = y`` (joint
+    ``"e1"``); body 2 (``"arm"``, a horizontal bar of length ``l2``) slides radially along
+    the column's x axis from its top (``"p2"``), ``q_2 = |O_1 O_2|`` with the pole ``O_2``
+    at the arm's outer end (its centre of mass ``l2 / 2`` behind it); body 3 (``"rod"``, a
+    vertical bar of length ``l3``) slides vertically through ``O_2`` (``"p3"``, axis ``y``),
+    its centre of mass ``O_3`` on that vertical line.
+
+    The mass matrix is the paper's ``H = diag(I_1^y + I_2^y + I_3^y + m_2 q_2^2 - 2 a_2 q_2,
+    m_2, m_3)`` with ``m_2 = m2 + m3``, ``m_3 = m3``, ``a_2 = m2 l2 / 2`` and ``I_2^y`` about
+    the vertical through ``O_2``.
+
+    Examples
+    --------
+    >>> telegin_cylindrical_3().q_names
+    ['e1', 'p2', 'p3']
+    """
+    _positive(m1=m1, m2=m2, m3=m3, h1=h1, l2=l2, l3=l3)
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(example=3, m1=m1, m2=m2, m3=m3, h1=h1, l2=l2, l3=l3, g=g)
+    model.add_body("column", m1, _rod(m1, h1, "y"))
+    model.add_body("arm", m2, _rod(m2, l2))
+    model.add_body("rod", m3, _rod(m3, l3, "y"))
+    model.add_joint("e1", "revolute", "ground", "column", child_point=(0, -h1 / 2, 0),
+                    axis=(0.0, 1.0, 0.0))
+    model.add_joint("p2", "prismatic", "column", "arm", parent_point=(0, h1 / 2, 0),
+                    child_point=(l2 / 2, 0, 0), axis=(1.0, 0.0, 0.0))
+    model.add_joint("p3", "prismatic", "arm", "rod", parent_point=(l2 / 2, 0, 0),
+                    axis=(0.0, 1.0, 0.0))
+    return model
+
+
+def telegin_cylindrical_4(m1=5.0, m2=2.0, m3=1.5, m4=0.5, h1=1.2, l3=1.0, l4=0.4, g=9.81):
+    """Telegin's example 4: a cylindrical arm with a wrist (``N = 4``).
+
+    Body 1 (``"column"``) turns about ``e_1 = y`` (joint ``"e1"``); body 2
+    (``"carriage"``) slides up the column, ``p_2 = y`` (``"p2"``), its centre of mass on the
+    axis; body 3 (``"arm"``, a bar of length ``l3``) slides radially, ``p_3 = x_2``
+    (``"p3"``), ``q_3 = |O_2 O_3|`` with the pole ``O_3`` at its outer end; body 4
+    (``"wrist"``, a bar of length ``l4``) turns about ``e_4 = z`` at ``O_3`` (``"e4"``), its
+    centre of mass ``l4 / 2`` along its x axis.
+
+    Reproduces ``H_113 = 2 h_q``, ``h_q = m_3 q_3 + a_4 c_4 - a_3``, ``H_42 = a_4 c_4``,
+    ``H_43 = -a_4 s_4`` (``m_3 = m3 + m4``, ``a_3 = m3 l3 / 2``, ``a_4 = m4 l4 / 2``) and
+    ``H_114 = -2 I_q`` with ``I_q = [a_4 q_3 + (I_4^y - I_4^x) c_4] s_4`` (moments about
+    ``O_3``). The digest prints ``(I_4^x - I_4^y)``: the sign of the inertia term is reversed
+    there (a whirling bar is pulled toward the horizontal, ``h_g4 = I_q dq_1^2 > 0``).
+
+    Examples
+    --------
+    >>> telegin_cylindrical_4().q_names
+    ['e1', 'p2', 'p3', 'e4']
+    """
+    _positive(m1=m1, m2=m2, m3=m3, m4=m4, h1=h1, l3=l3, l4=l4)
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(example=4, m1=m1, m2=m2, m3=m3, m4=m4, h1=h1, l3=l3, l4=l4, g=g)
+    model.add_body("column", m1, _rod(m1, h1, "y"))
+    model.add_body("carriage", m2, _rod(m2, 0.3, "y", width=0.2))
+    model.add_body("arm", m3, _rod(m3, l3))
+    model.add_body("wrist", m4, _rod(m4, l4))
+    model.add_joint("e1", "revolute", "ground", "column", child_point=(0, -h1 / 2, 0),
+                    axis=(0.0, 1.0, 0.0))
+    model.add_joint("p2", "prismatic", "column", "carriage", axis=(0.0, 1.0, 0.0))
+    model.add_joint("p3", "prismatic", "carriage", "arm", child_point=(l3 / 2, 0, 0),
+                    axis=(1.0, 0.0, 0.0))
+    model.add_joint("e4", "revolute", "arm", "wrist", parent_point=(l3 / 2, 0, 0),
+                    child_point=(-l4 / 2, 0, 0), axis=_Z)
+    return model
+
+
+def telegin_angular(m1=6.0, m2=3.0, m3=2.0, h1=0.8, L=0.7, l3=0.6, g=9.81):
+    """Telegin's example 5: the angular (anthropomorphic) arm (``N = 3``).
+
+    Body 1 (``"column"``, height ``h1``) turns about ``e_1 = y`` (joint ``"e1"``); body 2
+    (``"upper_arm"``, a bar of length ``L = |O_2 O_3|``) turns about ``e_2 = z`` at the
+    column's top ``O_2`` on the vertical axis (``"e2"``); body 3 (``"forearm"``, a bar of
+    length ``l3``) turns about ``e_3 = z`` at the upper arm's end ``O_3`` (``"e3"``). The
+    centres of mass lie at the middles of the bars.
+
+    Reproduces ``H_22 = I_2^z + I_3^z + m_3 L^2 + 2 L a_3 c_3``, ``H_32 = I_3^z + L a_3 c_3``,
+    ``H_33 = I_3^z``, ``H_21 = H_31 = 0`` (``a_3 = m3 l3 / 2``, moments about the poles) and
+    an ``H_11(q_2, q_3)`` with ``c_2^2``, ``c_23^2`` and ``c_2 c_23`` terms (illegible in the
+    paper, erratum E27).
+
+    Examples
+    --------
+    >>> telegin_angular().q_names
+    ['e1', 'e2', 'e3']
+    """
+    _positive(m1=m1, m2=m2, m3=m3, h1=h1, L=L, l3=l3)
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(example=5, m1=m1, m2=m2, m3=m3, h1=h1, L=L, l3=l3, g=g)
+    model.add_body("column", m1, _rod(m1, h1, "y"))
+    model.add_body("upper_arm", m2, _rod(m2, L))
+    model.add_body("forearm", m3, _rod(m3, l3))
+    model.add_joint("e1", "revolute", "ground", "column", child_point=(0, -h1 / 2, 0),
+                    axis=(0.0, 1.0, 0.0))
+    model.add_joint("e2", "revolute", "column", "upper_arm", parent_point=(0, h1 / 2, 0),
+                    child_point=(-L / 2, 0, 0), axis=_Z)
+    model.add_joint("e3", "revolute", "upper_arm", "forearm", parent_point=(L / 2, 0, 0),
+                    child_point=(-l3 / 2, 0, 0), axis=_Z)
+    return model
+
+
+def telegin_universal(m1=8.0, m2=6.0, m3=3.0, m4=1.5, m5=1.0, m6=0.5, l4=0.8, l5=0.3,
+                      l6=0.2, r6=0.05, g=9.81):
+    """Telegin's example 6: a universal arm on a Cartesian base (``N = 6``).
+
+    Body 1 (``"base_z"``) slides along ``p_1 = z`` (joint ``"p1"``), body 2 (``"base_x"``)
+    along ``p_2 = x`` (``"p2"``); body 3 (``"column"``) turns about the vertical
+    ``e_3 = y`` (``"e3"``); body 4 (``"ram"``, a vertical bar of length ``l4``) slides down,
+    ``p_4 = -y`` (``"p4"``); body 5 (``"wrist"``, a bar of length ``l5`` hanging below the
+    pivot ``O_5`` at the ram's lower end) turns about ``e_5 = z_5`` (``"e5"``); body 6
+    (``"tool"``, a cylinder of length ``l6`` and radius ``r6`` hanging below the wrist)
+    spins about the wrist's own long axis (``"e6"``). The centres of mass of bodies 1-4 lie
+    on the column's axis.
+
+    The spin axis of the tool is the wrist's y axis (vertical in the zero configuration):
+    that is what the paper's ``H_63 = I_6 c_5`` and ``H_65 = 0`` require (the digest's
+    "``e_6 = z_6``" cannot be the axis in the all-frames-parallel convention). With
+    ``a = a_5 + a_6`` (``a_5 = m5 |O_5 C_5|``, ``a_6 = m6 |O_5 C_6|``) the mass matrix is
+    the paper's: ``H_11 = m_1``, ``H_22 = m_2``, ``H_44 = m_4`` (subsystem masses),
+    ``H_31 = -a c_3 s_5``, ``H_32 = -a s_3 s_5``, ``H_33 = A - B c_5^2``,
+    ``H_51 = -a s_3 c_5``, ``H_52 = a c_3 c_5``, ``H_54 = -a s_5``, ``H_55`` constant,
+    ``H_63 = I_6 c_5``, ``H_66 = I_6`` with ``B = I_5^x - I_5^y + I_6^x - I_6^y`` (moments
+    about ``O_5``).
+
+    Examples
+    --------
+    >>> telegin_universal().q_names
+    ['p1', 'p2', 'e3', 'p4', 'e5', 'e6']
+    """
+    _positive(m1=m1, m2=m2, m3=m3, m4=m4, m5=m5, m6=m6, l4=l4, l5=l5, l6=l6, r6=r6)
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(example=6, m1=m1, m2=m2, m3=m3, m4=m4, m5=m5, m6=m6, l4=l4,
+                            l5=l5, l6=l6, r6=r6, g=g)
+    J6a = m6 * (3 * r6**2 + l6**2) / 12                      # about a diameter
+    model.add_body("base_z", m1, [0.5 * m1, 0.5 * m1, 0.5 * m1])
+    model.add_body("base_x", m2, [0.3 * m2, 0.3 * m2, 0.3 * m2])
+    model.add_body("column", m3, _rod(m3, 0.5, "y", width=0.2))
+    model.add_body("ram", m4, _rod(m4, l4, "y"))
+    model.add_body("wrist", m5, _rod(m5, l5, "y"))
+    model.add_body("tool", m6, [J6a, m6 * r6**2 / 2, J6a])
+    model.add_joint("p1", "prismatic", "ground", "base_z", axis=_Z)
+    model.add_joint("p2", "prismatic", "base_z", "base_x", axis=(1.0, 0.0, 0.0))
+    model.add_joint("e3", "revolute", "base_x", "column", axis=(0.0, 1.0, 0.0))
+    model.add_joint("p4", "prismatic", "column", "ram", axis=(0.0, -1.0, 0.0))
+    model.add_joint("e5", "revolute", "ram", "wrist", parent_point=(0, -l4 / 2, 0),
+                    child_point=(0, l5 / 2, 0), axis=_Z)
+    model.add_joint("e6", "revolute", "wrist", "tool", parent_point=(0, -l5 / 2, 0),
+                    child_point=(0, l6 / 2, 0), axis=(0.0, 1.0, 0.0))
+    return model

@@ -7,7 +7,8 @@
   (3.19)–(3.20), ``K_i`` (3.24), the MATLAB helpers ``GetBaricenterVectors`` and ``Get_b``
   (erratum E13), and their free-floating versions (3.55)–(3.65).
 * :mod:`.spherical` — systems with spherical joints, ``sum_j K_ij domega_j = ...``
-  (3.31)–(3.34), attached to a body with prescribed motion or floating (3.44)–(3.69).
+  (3.31)–(3.34), attached to a body with prescribed motion, projected on revolute and
+  universal axes (3.89)–(3.91).
 * :mod:`.floating` — free-floating systems about their centre of mass (3.44)–(3.69).
 * :mod:`.planar` — planar systems with parallel revolute axes, ``A ddphi + B dphi^2 = R``
   (3.36)–(3.43) with the corrections of erratum E16.
