@@ -385,7 +385,7 @@ def table_3_1(model):
     >>> round(float(np.degrees(t["beta1"])), 2), round(float(np.degrees(t["beta2"])), 2)
     (166.28, 195.52)
     >>> t["d21"], round(t["b12"], 6)    # b12 = m1/M |c12|
-    (0.0, 0.48663)
+    (0.0, 0.486621)
     """
     from .tree.planar import planar_parameters
 
