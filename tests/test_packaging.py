@@ -10,7 +10,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 def pyproject_pins():
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())
     reqs = list(data["project"]["dependencies"])
-    for extra in data["project"]["optional-dependencies"].values():
+    for name, extra in data["project"]["optional-dependencies"].items():
+        if name == "bench":  # benchmarks only (make bench), not the course environment.yml
+            continue
         reqs += extra
     pins = {}
     for req in reqs:
