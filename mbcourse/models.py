@@ -474,7 +474,7 @@ def telegin_cartesian(m1=4.0, m2=2.0, m3=1.0, l2=1.0, l3=0.5, g=9.81):
 
     Examples
     --------
-    >>> telegin_cartesian().q_names
+    >>> [j.name for j in telegin_cartesian().joints]
     ['p1', 'p2', 'e3']
     """
     _positive(m1=m1, m2=m2, m3=m3, l2=l2, l3=l3)
@@ -506,7 +506,7 @@ def telegin_cylindrical_3(m1=5.0, m2=2.0, m3=1.0, h1=1.0, l2=1.0, l3=0.6, g=9.81
 
     Examples
     --------
-    >>> telegin_cylindrical_3().q_names
+    >>> [j.name for j in telegin_cylindrical_3().joints]
     ['e1', 'p2', 'p3']
     """
     _positive(m1=m1, m2=m2, m3=m3, h1=h1, l2=l2, l3=l3)
@@ -542,7 +542,7 @@ def telegin_cylindrical_4(m1=5.0, m2=2.0, m3=1.5, m4=0.5, h1=1.2, l3=1.0, l4=0.4
 
     Examples
     --------
-    >>> telegin_cylindrical_4().q_names
+    >>> [j.name for j in telegin_cylindrical_4().joints]
     ['e1', 'p2', 'p3', 'e4']
     """
     _positive(m1=m1, m2=m2, m3=m3, m4=m4, h1=h1, l3=l3, l4=l4)
@@ -578,7 +578,7 @@ def telegin_angular(m1=6.0, m2=3.0, m3=2.0, h1=0.8, L=0.7, l3=0.6, g=9.81):
 
     Examples
     --------
-    >>> telegin_angular().q_names
+    >>> [j.name for j in telegin_angular().joints]
     ['e1', 'e2', 'e3']
     """
     _positive(m1=m1, m2=m2, m3=m3, h1=h1, L=L, l3=l3)
@@ -621,7 +621,7 @@ def telegin_universal(m1=8.0, m2=6.0, m3=3.0, m4=1.5, m5=1.0, m6=0.5, l4=0.8, l5
 
     Examples
     --------
-    >>> telegin_universal().q_names
+    >>> [j.name for j in telegin_universal().joints]
     ['p1', 'p2', 'e3', 'p4', 'e5', 'e6']
     """
     _positive(m1=m1, m2=m2, m3=m3, m4=m4, m5=m5, m6=m6, l4=l4, l5=l5, l6=l6, r6=r6)
