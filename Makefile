@@ -24,11 +24,12 @@ HTML_MANAGER_SHA256 := 2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d
 WIDGETS_DIR         := book/_offline/widgets
 WIDGETS_TMP         := _build/.vendor-widgets
 
-.PHONY: help venv book test bench clean check-offline vendor-widgets
+.PHONY: help venv book test bench homework clean check-offline vendor-widgets
 
 help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
 	@echo "make test   run unit, property, cross-formulation and doctests, and nbval on every notebook"
+	@echo "make homework  release + autograde the nbgrader homework into _build/homework (grades.csv)"
 	@echo "make clean  remove build products (keeps .venv)"
 	@echo "make bench  forward-dynamics timings vs Pinocchio and modern_robotics (< 15 min; not in make test)"
 	@echo "make check-offline   re-check _build/html for references to the network"
@@ -37,7 +38,7 @@ help:
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[book,test]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[book,test,homework]"
 	@touch $@
 
 venv: $(STAMP)
@@ -76,6 +77,13 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
+
+# Homework (README.md, "For instructors: homework"): nbgrader
+# releases every assignment into _build/homework/release/, autogrades three synthetic
+# submissions (reference, blank, faulty), exports _build/homework/grades.csv and fails
+# unless reference = full marks and blank = faulty = 0.
+homework: $(STAMP)
+	$(BIN)/python homework/pipeline.py
 
 clean:
 	rm -rf _build

@@ -1,0 +1,886 @@
+"""Author the nbgrader source notebooks of the homework from the compact description below.
+
+Run ``python homework/make_sources.py`` after editing a task: it rewrites
+``homework/source/<assignment>/<assignment>.ipynb``. ``--check`` only compares (exit 1 if a
+committed notebook is out of date). Every assignment is a list of cells:
+
+* ``md(text)`` — a markdown cell (locked, so a student cannot lose the statement);
+* ``given(id, code)`` — read-only code the student runs (data, helpers);
+* ``task(id, points, statement, solution, tests)`` — one task: its statement, the solution
+  cell (the code between ``### BEGIN SOLUTION`` / ``### END SOLUTION`` is replaced by a stub
+  in the release) and an autograded test cell worth ``points``. Test cells start with the
+  visible tests (they print what passed); the lines between ``### BEGIN HIDDEN TESTS`` and
+  ``### END HIDDEN TESTS`` are removed from the release and run only when grading.
+
+Tests call the student's function through :func:`mbcourse.grading.check_call` (a raising or
+endless function becomes a sentence, not a traceback) and compare with
+:func:`mbcourse.grading.check`. Hidden tests use fixed parameters and seeds that differ from
+the visible ones and take their expected values from the library. Visible expected values
+are literals computed here from the library when the notebooks are written.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import sys
+import textwrap
+
+import numpy as np
+
+import mbcourse as mb
+from mbcourse.grading import notebook_cell
+
+HERE = pathlib.Path(__file__).resolve().parent
+SOURCE = HERE / "source"
+TIMEOUT = 5  # seconds a student function may run in a test (check_call)
+
+
+def lit(x, digits=12):
+    """A Python literal for a value computed from the library (visible expected values)."""
+    a = np.asarray(x, dtype=float)
+    a = np.where(np.abs(a) < 10.0 ** -digits, 0.0, np.round(a, digits)) + 0.0
+    if np.all(a == np.rint(a)) and np.all(np.abs(a) < 1e9):
+        a = a.astype(int)
+    return repr(a.tolist())
+
+
+def md(text):
+    return ("md", textwrap.dedent(text).strip())
+
+
+def given(grade_id, code):
+    return ("given", grade_id, textwrap.dedent(code).strip())
+
+
+def task(grade_id, points, statement, solution, tests):
+    return ("task", grade_id, points, textwrap.dedent(statement).strip(),
+            textwrap.dedent(solution).strip(), textwrap.dedent(tests).strip())
+
+
+SETUP = given("setup", f"""
+    # Run this cell first. Failed checks print one sentence; `%xmode Context` shows full tracebacks.
+    %xmode Minimal
+    import numpy as np
+    import mbcourse as mb
+    from mbcourse.grading import check, check_call
+    TIMEOUT = {TIMEOUT}  # seconds your function may take in a test
+""")
+
+HEADER = """
+    ## How this homework works
+
+    Write your code in the cells that say `# YOUR CODE HERE` (replace the line
+    `raise NotImplementedError()`), then run the test cell below it: it prints
+    `... visible tests passed` or one sentence saying what is wrong. When you submit, the
+    same cells run again with **hidden tests** (other mechanisms, other numbers): a task
+    scores its points only if all its tests pass, so make your function general, not
+    tuned to the visible example. Do not rename the functions; *Kernel → Restart & Run All*
+    before you submit.
+"""
+
+# --------------------------------------------------------------------------- chapter 1
+FIG_1_3 = ([1, 6, 4, 6, 4, 6, 7], [6, 2, 3, 4, 5, 7, 0])
+_chain = ([0, 1], [1, 2])
+_fork = ([0, 1, 1, 3], [1, 2, 3, 4])
+_mixed = ([2, 0, 1], [1, 2, 3])  # the arc between s_1 and s_2 points toward the base
+
+CH1 = [
+    md("""
+    # Homework 1 — the graph of a system of bodies (10 points)
+
+    Bodies $s_0, \\dots, s_n$ ($s_0$ is the base) are joined by arcs $u_1, \\dots, u_m$. Arc
+    $u_a$ leaves body $i^+(a)$ and enters body $i^-(a)$; in Python `i_plus[a - 1]` is
+    $i^+(a)$. The incidence matrix has $S_{ia} = +1$ if $i = i^+(a)$, $-1$ if $i = i^-(a)$,
+    else 0; we store all $n + 1$ rows (row 0 is $S_0$). For a tree ($m = n$) the path
+    matrix $T$ ($n \\times n$, rows = arcs, columns = bodies $1..n$) has
+    $T_{ai} = +1$ if $u_a$ lies on the path from $s_0$ to $s_i$ and points toward $s_0$,
+    $-1$ if it lies on it and points toward $s_i$, 0 otherwise.
+    """),
+    md(HEADER),
+    SETUP,
+    given("random_tree", """
+    def random_tree(n, seed):
+        \"\"\"A random tree with n bodies besides s_0 and random arc directions.\"\"\"
+        rng = np.random.default_rng(seed)
+        i_plus, i_minus = [], []
+        for k in range(1, n + 1):
+            parent = int(rng.integers(0, k))
+            pair = [parent, k] if rng.random() < 0.5 else [k, parent]
+            i_plus.append(pair[0])
+            i_minus.append(pair[1])
+        return i_plus, i_minus
+
+    i_plus_13, i_minus_13 = [1, 6, 4, 6, 4, 6, 7], [6, 2, 3, 4, 5, 7, 0]  # Fig. 1.3, Table 1.1
+    """),
+    task("incidence", 3, """
+    ## Task 1 (3 points): the incidence matrix
+
+    Write `incidence(i_plus, i_minus)` returning the full incidence matrix $S$, shape
+    $(n + 1) \\times m$, where $n$ is the largest body number used.
+    """, """
+    def incidence(i_plus, i_minus):
+        \"\"\"Incidence matrix S, shape (n + 1, m): row 0 is S_0, column a - 1 is arc u_a.\"\"\"
+        ### BEGIN SOLUTION
+        n = max(max(i_plus), max(i_minus))
+        S = np.zeros((n + 1, len(i_plus)), dtype=int)
+        S[list(i_plus), np.arange(len(i_plus))] = 1
+        S[list(i_minus), np.arange(len(i_minus))] = -1
+        return S
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "S[i, a-1] = +1 if arc u_a leaves s_i, -1 if it enters s_i; row 0 is the base s_0"
+    S = check_call("incidence", globals().get("incidence"), {_chain[0]}, {_chain[1]}, timeout=TIMEOUT)
+    check("S", S, {lit(mb.graph.incidence_matrix(*_chain))}, hint=hint)
+    S = check_call("incidence", globals().get("incidence"), {_mixed[0]}, {_mixed[1]}, timeout=TIMEOUT)
+    check("S", S, {lit(mb.graph.incidence_matrix(*_mixed))}, hint=hint)
+    print("incidence: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    for ip, im in [(i_plus_13, i_minus_13), random_tree(9, seed=101), random_tree(12, seed=202),
+                   ([0, 0, 0], [1, 2, 3])]:
+        S = check_call("incidence", globals().get("incidence"), ip, im, timeout=TIMEOUT)
+        check("S", S, mb.graph.incidence_matrix(ip, im), hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("path", 4, """
+    ## Task 2 (4 points): the path matrix
+
+    Write `path(i_plus, i_minus)` returning the path matrix $T$ of a tree. Check your
+    result with identities (1.4)–(1.5): $T S = E$ ($S$ without row 0) and
+    $T^T S_0^T = -1_n$.
+    """, """
+    def path(i_plus, i_minus):
+        \"\"\"Path matrix T (n x n) of a tree: T[a-1, i-1] = +1 / -1 / 0.\"\"\"
+        ### BEGIN SOLUTION
+        n = len(i_plus)
+        S = np.zeros((n + 1, n))
+        S[list(i_plus), np.arange(n)] = 1.0
+        S[list(i_minus), np.arange(n)] = -1.0
+        return np.rint(np.linalg.inv(S[1:])).astype(int)  # (1.5): T S = E
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "T[a-1, i-1] = +1 if u_a is on the path from s_0 to s_i and points toward s_0, -1 if toward s_i"
+    T = check_call("path", globals().get("path"), {_chain[0]}, {_chain[1]}, timeout=TIMEOUT)
+    check("T", T, {lit(mb.graph.path_matrix(*_chain))}, hint=hint)
+    T = check_call("path", globals().get("path"), {_fork[0]}, {_fork[1]}, timeout=TIMEOUT)
+    check("T", T, {lit(mb.graph.path_matrix(*_fork))}, hint=hint)
+    print("path: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    for ip, im in [(i_plus_13, i_minus_13), random_tree(8, seed=303), random_tree(15, seed=404),
+                   ([2, 0, 1], [1, 2, 3])]:
+        T = check_call("path", globals().get("path"), ip, im, timeout=TIMEOUT)
+        check("T", T, mb.graph.path_matrix(ip, im), hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("preceding_arc", 3, """
+    ## Task 3 (3 points): the preceding arc
+
+    The arc that precedes body $s_k$ is the one incident to $s_k$ that lies on the path
+    from $s_0$ to $s_k$: the unique $a$ with $S_{ka} T_{ak} \\neq 0$. Write
+    `preceding_arc(S, T, k)` returning its number $a$ (1-based, as in the book), given the
+    full incidence matrix `S` (row 0 included) and the path matrix `T`.
+    """, """
+    def preceding_arc(S, T, k):
+        \"\"\"Number a (1..n) of the arc preceding body s_k.\"\"\"
+        ### BEGIN SOLUTION
+        S, T = np.asarray(S), np.asarray(T)
+        return int(np.flatnonzero((S[k] != 0) & (T[:, k - 1] != 0))[0]) + 1
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "look for the arc a with S[k, a-1] != 0 and T[a-1, k-1] != 0; return a, not a - 1"
+    S, T = mb.graph.incidence_matrix({_fork[0]}, {_fork[1]}), mb.graph.path_matrix({_fork[0]}, {_fork[1]})
+    arcs = [check_call("preceding_arc", globals().get("preceding_arc"), S, T, k, timeout=TIMEOUT)
+            for k in range(1, 5)]
+    check("[preceding_arc(S, T, k) for k in 1..4]", arcs, {lit([mb.graph.predecessor(mb.graph.incidence_matrix(*_fork), mb.graph.path_matrix(*_fork), k)[0] + 1 for k in range(1, 5)])}, hint=hint)
+    print("preceding_arc: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    for ip, im in [(i_plus_13, i_minus_13), random_tree(10, seed=505), random_tree(7, seed=606)]:
+        S, T = mb.graph.incidence_matrix(ip, im), mb.graph.path_matrix(ip, im)
+        n = T.shape[0]
+        arcs = [check_call("preceding_arc", globals().get("preceding_arc"), S, T, k, timeout=TIMEOUT)
+                for k in range(1, n + 1)]
+        check("[preceding_arc(S, T, k) for k in 1..n]", arcs,
+              [mb.graph.predecessor(S, T, k)[0] + 1 for k in range(1, n + 1)], hint=hint)
+    ### END HIDDEN TESTS
+    """),
+]
+
+
+# --------------------------------------------------------------------------- chapter 2
+def _spatial(r, A):
+    z = np.zeros((1, 3))
+    return mb.cartesian.constraints.SpatialState(np.asarray(r, float)[None], np.asarray(A)[None], z, z)
+
+
+def _rot(axis, angle):
+    axis = np.asarray(axis, float)
+    return mb.spatial.axis_angle(axis / np.linalg.norm(axis), angle)
+
+
+_pp = dict(n=[0.0, 0.6, 0.8], rho_j=[0.5, -0.2, 0.1], d=0.3, r_i=[1.0, 0.0, 0.5],
+           ai=([0, 0, 1], 0.4), r_j=[1.2, 0.7, 0.4], aj=([1, 1, 0], -0.3))
+
+
+def _pp_row():
+    p = _pp
+    si, sj = _spatial(p["r_i"], _rot(*p["ai"])), _spatial(p["r_j"], _rot(*p["aj"]))
+    g, Qi, Qj, _ = mb.cartesian.constraints.point_plane(np.array(p["n"]), np.array(p["rho_j"]),
+                                                        p["d"], si, sj)
+    return g[0], np.concatenate([Qi[0], Qj[0]])
+
+
+_kkt_M = np.diag([2.0, 2.0, 0.5])
+_kkt_Q = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, 0.0]])
+_kkt_F = np.array([0.0, -19.62, 0.3])
+_kkt_b = np.array([0.1, 0.0])
+
+
+def _kkt_ref(M, Q, F, b):
+    N = M.shape[0]
+    H = np.block([[M, Q.T], [Q, np.zeros((Q.shape[0],) * 2)]])
+    z = np.linalg.solve(H, np.concatenate([F, b]))
+    return np.concatenate([z[:N], -z[N:]])
+
+
+CH2 = [
+    md("""
+    # Homework 2 — constraints in Cartesian coordinates (10 points)
+
+    Body $k$ has its centre of mass at $r_k$ and the orientation matrix $A_k$ (body axes
+    to inertial axes). A point $K$ of body $j$, at $\\rho_j$ from $C_j$ (body-$j$ axes),
+    must stay on a plane of body $i$ with unit normal $n$ (body-$i$ axes) passing at
+    distance $d$ from $C_i$ (2.10)–(2.22):
+
+    $$\\rho_{ij}^{(i)} = A_i^T (A_j \\rho_j + r_j - r_i), \\qquad
+      g = n^T \\rho_{ij}^{(i)} - d = 0 .$$
+
+    Differentiated twice, $g$ gives one row of the acceleration equations
+    $Q_i \\ddot X_i + Q_j \\ddot X_j = b$ with $\\ddot X_k = (\\ddot r_k, \\dot\\omega_k)$
+    (angular acceleration in **body** axes) and
+
+    $$Q_i = \\big[-n^T A_i^T,\\; n^T \\tilde\\rho_{ij}^{(i)}\\big], \\qquad
+      Q_j = \\big[n^T A_i^T,\\; -n^T A_i^T A_j \\tilde\\rho_j\\big],$$
+
+    where $\\tilde a$ is the skew-symmetric matrix with $\\tilde a x = a \\times x$.
+    """),
+    md(HEADER),
+    SETUP,
+    given("rotation", """
+    def rotation(axis, angle):
+        \"\"\"Rotation matrix about an axis (normalized here) by an angle in radians.\"\"\"
+        axis = np.asarray(axis, dtype=float)
+        return mb.spatial.axis_angle(axis / np.linalg.norm(axis), angle)
+    """),
+    task("gap", 3, """
+    ## Task 1 (3 points): the constraint function
+
+    Write `gap(n, rho_j, d, r_i, A_i, r_j, A_j)` returning the number $g$ (zero when the
+    point lies on the plane).
+    """, """
+    def gap(n, rho_j, d, r_i, A_i, r_j, A_j):
+        \"\"\"g = n . A_i^T (A_j rho_j + r_j - r_i) - d, a number.\"\"\"
+        ### BEGIN SOLUTION
+        rho_ij = A_i.T @ (A_j @ rho_j + r_j - r_i)
+        return float(n @ rho_ij - d)
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "rho_ij^(i) = A_i^T (A_j rho_j + r_j - r_i) is expressed in body-i axes, like n"
+    args = (np.array({_pp['n']}), np.array({_pp['rho_j']}), {_pp['d']}, np.array({_pp['r_i']}),
+            rotation({_pp['ai'][0]}, {_pp['ai'][1]}), np.array({_pp['r_j']}), rotation({_pp['aj'][0]}, {_pp['aj'][1]}))
+    g = check_call("gap", globals().get("gap"), *args, timeout=TIMEOUT)
+    check("g", g, {lit(_pp_row()[0])}, hint=hint)
+    print("gap: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    from mbcourse.cartesian.constraints import SpatialState, point_plane
+    rng = np.random.default_rng(2024)
+    for trial in range(4):
+        n = rng.normal(size=3); n /= np.linalg.norm(n)
+        rho_j, r_i, r_j, d = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3), rng.normal()
+        A_i, A_j = rotation(rng.normal(size=3), rng.uniform(-3, 3)), rotation(rng.normal(size=3), rng.uniform(-3, 3))
+        z = np.zeros((1, 3))
+        ref = point_plane(n, rho_j, d, SpatialState(r_i[None], A_i[None], z, z),
+                          SpatialState(r_j[None], A_j[None], z, z))[0][0]
+        g = check_call("gap", globals().get("gap"), n, rho_j, d, r_i, A_i, r_j, A_j, timeout=TIMEOUT)
+        check("g", g, ref, hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("row", 4, """
+    ## Task 2 (4 points): the constraint row
+
+    Write `row(n, rho_j, r_i, A_i, r_j, A_j)` returning the 12 numbers
+    $(Q_i, Q_j)$ as one array of shape `(12,)`: 3 translational and 3 rotational entries
+    for body $i$, then the same for body $j$. (Hint: $n^T \\tilde a\\, x = n \\cdot (a \\times x) = (n \\times a)^T x$.)
+    """, """
+    def row(n, rho_j, r_i, A_i, r_j, A_j):
+        \"\"\"(Q_i, Q_j) of the point-on-plane constraint, shape (12,).\"\"\"
+        ### BEGIN SOLUTION
+        rho_ij = A_i.T @ (A_j @ rho_j + r_j - r_i)
+        nA = A_i @ n
+        return np.concatenate([-nA, np.cross(n, rho_ij), nA, np.cross(rho_j, A_j.T @ nA)])
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "n^T skew(a) x = (n x a) . x; the rotational entries act on body-axis angular accelerations"
+    args = (np.array({_pp['n']}), np.array({_pp['rho_j']}), np.array({_pp['r_i']}),
+            rotation({_pp['ai'][0]}, {_pp['ai'][1]}), np.array({_pp['r_j']}), rotation({_pp['aj'][0]}, {_pp['aj'][1]}))
+    Q = check_call("row", globals().get("row"), *args, timeout=TIMEOUT)
+    check("(Q_i, Q_j)", Q, {lit(_pp_row()[1])}, hint=hint)
+    print("row: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    from mbcourse.cartesian.constraints import SpatialState, point_plane
+    rng = np.random.default_rng(4048)
+    for trial in range(4):
+        n = rng.normal(size=3); n /= np.linalg.norm(n)
+        rho_j, r_i, r_j = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
+        A_i, A_j = rotation(rng.normal(size=3), rng.uniform(-3, 3)), rotation(rng.normal(size=3), rng.uniform(-3, 3))
+        z = np.zeros((1, 3))
+        _, Qi, Qj, _ = point_plane(n, rho_j, 0.0, SpatialState(r_i[None], A_i[None], z, z),
+                                   SpatialState(r_j[None], A_j[None], z, z))
+        Q = check_call("row", globals().get("row"), n, rho_j, r_i, A_i, r_j, A_j, timeout=TIMEOUT)
+        check("(Q_i, Q_j)", Q, np.concatenate([Qi[0], Qj[0]]), hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("kkt", 3, """
+    ## Task 3 (3 points): accelerations and reactions
+
+    With all rows stacked, the equations of motion of the separate bodies are
+    $M \\ddot X = F + Q^T \\lambda$ (the reactions $Q^T\\lambda$ act on the bodies) and
+    $Q \\ddot X = b$. Write `kkt(M, Q, F, b)` returning one array
+    $(\\ddot X, \\lambda)$ of length $N + n_c$ (first the $N$ accelerations, then the $n_c$
+    multipliers). Solve one linear system; do not invert $M$.
+    """, """
+    def kkt(M, Q, F, b):
+        \"\"\"(ddX, lambda) with M ddX = F + Q^T lambda and Q ddX = b.\"\"\"
+        ### BEGIN SOLUTION
+        N, nc = M.shape[0], Q.shape[0]
+        H = np.block([[M, -Q.T], [Q, np.zeros((nc, nc))]])
+        return np.linalg.solve(H, np.concatenate([F, b]))
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "M ddX - Q^T lambda = F and Q ddX = b: mind the sign of lambda"
+    M, Q = np.array({_kkt_M.tolist()}), np.array({_kkt_Q.tolist()})
+    F, b = np.array({_kkt_F.tolist()}), np.array({_kkt_b.tolist()})
+    z = check_call("kkt", globals().get("kkt"), M, Q, F, b, timeout=TIMEOUT)
+    check("(ddX, lambda)", z, {lit(_kkt_ref(_kkt_M, _kkt_Q, _kkt_F, _kkt_b))}, hint=hint)
+    print("kkt: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    from mbcourse.cartesian.solvers import solve_dense
+    model = mb.models.crank_slider(r=0.12, l=0.35, m_crank=0.4, m_rod=1.1, m_slider=1.7)
+    for theta, omega in [(0.7, 1.5), (2.9, -3.0)]:
+        q, qd = mb.models.crank_slider_state(model, theta, omega)
+        eq = mb.cartesian.equations(model, q, qd)
+        ddX, lam = solve_dense(model, eq)
+        z = check_call("kkt", globals().get("kkt"), eq.dense_M(), eq.dense_Q()[0], eq.F[0].ravel(),
+                       eq.b[0], timeout=TIMEOUT)
+        check("(ddX, lambda)", z, np.concatenate([ddX[0].ravel(), lam[0]]), rtol=1e-6, atol=1e-8, hint=hint)
+    ### END HIDDEN TESTS
+    """),
+]
+
+# --------------------------------------------------------------------------- chapter 3
+_dp3 = mb.models.double_pendulum(m1=1.0, m2=3.0, l1=2.0, l2=1.0)
+_bary = mb.tree.barycentre
+_d3 = _bary.d_vectors(_dp3)
+
+BRANCHED = """
+    def branched_tree(seed):
+        \"\"\"A random tree of 5 rigid bodies on revolute joints (body 1 on the base).\"\"\"
+        rng = np.random.default_rng(seed)
+        model = mb.Model()
+        for k in range(1, 6):
+            model.add_body(f"b{k}", rng.uniform(0.5, 3.0), rng.uniform(1.0, 2.0, size=3))
+        for k, p in enumerate([0, 1, 1, 2, 3], start=1):
+            model.add_joint(f"j{k}", "revolute", p, k, parent_point=rng.normal(size=3) if p else (0, 0, 0),
+                            child_point=rng.normal(size=3), axis=rng.normal(size=3))
+        return model
+"""
+
+CH3 = [
+    md("""
+    # Homework 3 — augmented bodies and barycentres (10 points)
+
+    For joints whose joint point is fixed on both bodies, the hinge vector $c_{ia}$ runs
+    from $C_i$ to the joint $u_a$ (body-$i$ axes) and $C_{ia} = S_{ia} c_{ia}$ (3.5). Then
+    (3.13) $d_{ij} = \\sum_a C_{ia} T_{aj}$. The augmented body $i$ is body $i$ plus, at
+    the end of each hinge vector, a point mass equal to all the mass hanging on through
+    that joint; its centre of mass is the barycentre $B_i$, and $b_{ij}$ runs from $B_i$
+    to the point where body $j$'s mass sits:
+
+    $$b_{i0} = \\frac{1}{M} \\sum_j m_j d_{ij}, \\qquad b_{ij} = b_{i0} - d_{ij}, \\qquad
+      \\sum_j m_j b_{ij} = 0 \\qquad (3.19), (3.20), (3.26),$$
+
+    and the inertia of augmented body $i$ about its inboard joint is (3.24)
+    $K_i = J_i + \\sum_k m_k (|d_{ik}|^2 E - d_{ik} d_{ik}^T)$.
+
+    Arrays: bodies $1..n$ at positions $0..n-1$; `C[i-1, a-1]` is the 3-vector $C_{ia}$,
+    so `C` has shape `(n, m, 3)`; `d[i-1, j-1]` is $d_{ij}$, shape `(n, n, 3)`.
+    """),
+    md(HEADER),
+    SETUP,
+    given("data", """
+    # The double pendulum (rods of 2 m and 1 m, masses 1 kg and 3 kg), as the library sees it
+    model = mb.models.double_pendulum(m1=1.0, m2=3.0, l1=2.0, l2=1.0)
+    C = mb.tree.barycentre.hinge_vectors(model)   # (n, m, 3)
+    T = model.graph.T                             # (m, n) path matrix
+    m = model.masses()                            # (n,)
+    J = model.inertias()                          # (n, 3, 3) central inertia tensors
+    """ + BRANCHED),
+    task("d_vectors", 3, """
+    ## Task 1 (3 points): the vectors $d_{ij}$
+
+    Write `d_vectors(C, T)` returning `d` of shape `(n, n, 3)` from (3.13).
+    """, """
+    def d_vectors(C, T):
+        \"\"\"d[i-1, j-1] = sum_a C[i-1, a] T[a, j-1], shape (n, n, 3).\"\"\"
+        ### BEGIN SOLUTION
+        return np.einsum("iax,aj->ijx", C, T)
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "d_ij = sum over arcs a of C_ia T_aj, a 3-vector for every pair (i, j)"
+    d = check_call("d_vectors", globals().get("d_vectors"), C, T, timeout=TIMEOUT)
+    check("d", d, {lit(_d3)}, hint=hint)
+    print("d_vectors: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    for mdl in [mb.models.spatial_manipulator(), branched_tree(7), branched_tree(8)]:
+        d = check_call("d_vectors", globals().get("d_vectors"), mb.tree.barycentre.hinge_vectors(mdl),
+                       mdl.graph.T, timeout=TIMEOUT)
+        check("d", d, mb.tree.barycentre.d_vectors(mdl), hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("barycentre_vectors", 4, """
+    ## Task 2 (4 points): barycentric vectors
+
+    Write `barycentre_vectors(d, m)` returning `b` of shape `(n, n, 3)`,
+    `b[i-1, j-1]` $= b_{ij}$. Check (3.19) on your result: $\\sum_j m_j b_{ij} = 0$.
+    """, """
+    def barycentre_vectors(d, m):
+        \"\"\"b[i-1, j-1] = b_i0 - d_ij with b_i0 = sum_j m_j d_ij / M, shape (n, n, 3).\"\"\"
+        ### BEGIN SOLUTION
+        b0 = np.einsum("j,ijx->ix", m, d) / np.sum(m)
+        return b0[:, None, :] - d
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "b_i0 is the mass-weighted mean of d_i1 .. d_in (divide by the total mass), b_ij = b_i0 - d_ij"
+    b = check_call("barycentre_vectors", globals().get("barycentre_vectors"), {lit(_d3)}, np.array({lit(_dp3.masses())}, dtype=float), timeout=TIMEOUT)
+    check("b", b, {lit(_bary.barycentre_vectors(_dp3)[1])}, hint=hint)
+    print("barycentre_vectors: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    for mdl in [mb.models.spatial_manipulator(masses=(2.0, 5.0, 1.5)), branched_tree(11), branched_tree(12)]:
+        b = check_call("barycentre_vectors", globals().get("barycentre_vectors"),
+                       mb.tree.barycentre.d_vectors(mdl), mdl.masses(), timeout=TIMEOUT)
+        check("b", b, mb.tree.barycentre.barycentre_vectors(mdl)[1], hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("augmented_inertias", 3, """
+    ## Task 3 (3 points): inertia of the augmented bodies
+
+    Write `augmented_inertias(J, d, m)` returning `K` of shape `(n, 3, 3)` from (3.24).
+    """, """
+    def augmented_inertias(J, d, m):
+        \"\"\"K[i-1] = J_i + sum_k m_k (|d_ik|^2 E - d_ik d_ik^T), shape (n, 3, 3).\"\"\"
+        ### BEGIN SOLUTION
+        sq = np.einsum("ikx,ikx->ik", d, d)
+        outer = np.einsum("ikx,iky->ikxy", d, d)
+        return J + np.einsum("k,ikxy->ixy", m, sq[..., None, None] * np.eye(3) - outer)
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "sum over k of m_k (|d_ik|^2 E - d_ik d_ik^T), added to J_i (parallel-axis theorem for point masses)"
+    K = check_call("augmented_inertias", globals().get("augmented_inertias"), J, {lit(_d3)}, m, timeout=TIMEOUT)
+    check("K", K, {lit(_bary.augmented_inertias(_dp3))}, hint=hint)
+    print("augmented_inertias: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    for mdl in [mb.models.spatial_manipulator(lengths=(0.3, 0.6, 0.5)), branched_tree(21), branched_tree(22)]:
+        K = check_call("augmented_inertias", globals().get("augmented_inertias"), mdl.inertias(),
+                       mb.tree.barycentre.d_vectors(mdl), mdl.masses(), timeout=TIMEOUT)
+        check("K", K, mb.tree.barycentre.augmented_inertias(mdl), hint=hint)
+    ### END HIDDEN TESTS
+    """),
+]
+
+# --------------------------------------------------------------------------- chapter 4
+CHAIN_DATA = """
+    def chain_data(model, q, qd, tau):
+        \"\"\"The library's recursion (mb.vereshchagin.articulated) for a planar chain of revolute
+        joints about z, unpacked per body k = 1..n (inertial axes, centres of mass):
+
+        M_star, Q_star : articulated mass matrix (6, 6) and force (6,) of body k (3.177)
+        M_own          : body k's own mass matrix diag(m_k E, A_k J_k A_k^T)
+        S              : (6,) motion of body k per unit rate of its joint
+        rho            : (3,) from the parent's centre of mass to body k's
+        pred           : (6,) C_k w_parent + w0_k, the acceleration of body k at ddq_k = 0
+        ddq            : the joint acceleration the library computes
+        \"\"\"
+        ddq, w, M_star, Q_star = (x[0] for x in mb.vereshchagin.articulated(model, q, qd, tau))
+        z = np.array([0.0, 0.0, 1.0])
+        angle, out = 0.0, {}
+        r_parent = np.zeros(3)
+        for k, joint in enumerate(model.joints, start=1):
+            A_parent = mb.spatial.axis_angle(z, angle)
+            angle += q[k - 1]
+            A = mb.spatial.axis_angle(z, angle)
+            joint_point = r_parent + (A_parent @ joint.parent_point if k > 1 else joint.parent_point)
+            r = joint_point - A @ joint.child_point
+            S = np.concatenate([np.cross(z, r - joint_point), z])
+            M_own = np.zeros((6, 6))
+            M_own[:3, :3] = model.masses()[k - 1] * np.eye(3)
+            M_own[3:, 3:] = A @ model.inertias()[k - 1] @ A.T
+            out[k] = dict(M_star=M_star[k], Q_star=Q_star[k], M_own=M_own, S=S, rho=r - r_parent,
+                          pred=w[k] - S * ddq[k - 1], ddq=ddq[k - 1])
+            r_parent = r
+        return out
+"""
+
+_dp4 = mb.models.double_pendulum(m1=2.0, m2=0.7, l1=1.3, l2=0.8)
+_q4, _qd4, _tau4 = [0.4, -0.9], [1.2, 0.5], [0.3, -0.2]
+_ns4 = {"np": np, "mb": mb}
+exec(textwrap.dedent(CHAIN_DATA), _ns4)
+_data4 = _ns4["chain_data"](_dp4, np.array(_q4), np.array(_qd4), np.array(_tau4))
+
+
+def _C(rho):
+    C = np.eye(6)
+    C[:3, 3:] = -mb.spatial.skew(np.asarray(rho, float))
+    return C
+
+
+CH4 = [
+    md("""
+    # Homework 4 — one step of Vereshchagin's recursion (10 points)
+
+    Every body $k$ is kept separate, with its acceleration $w_k = (a_k, \\varepsilon_k)$
+    (centre of mass, inertial axes). The kinematics of joint $k$ (3.174):
+    $w_k = C_k w_{p(k)} + S_k \\ddot q_k + w^0_k$, with
+
+    $$C_k = \\begin{bmatrix} E & -\\tilde\\rho_k \\\\ 0 & E \\end{bmatrix},$$
+
+    $\\rho_k$ from the parent's centre of mass to body $k$'s. The backward pass (leaves to
+    root) folds every body's **articulated** mass matrix $M^*_k$ into its parent (3.178):
+
+    $$M^*_{p(k)} \\mathrel{+}= C_k^T \\Big(M^*_k - \\frac{M^*_k S_k S_k^T M^*_k}{U_k}\\Big) C_k,
+      \\qquad U_k = S_k^T M^*_k S_k,$$
+
+    and the forward pass (root to leaves) gives each joint acceleration (3.176):
+
+    $$\\ddot q_k = U_k^{-1} \\Big(\\tau_k + S_k^T \\big(Q^*_k - M^*_k (C_k w_{p(k)} + w^0_k)\\big)\\Big).$$
+
+    `chain_data` below runs the library's recursion on a planar chain and unpacks, for
+    every body, the quantities you need (one degree of freedom per joint, so $U_k$ is a
+    number).
+    """),
+    md(HEADER),
+    SETUP,
+    given("chain_data", CHAIN_DATA + """
+    model = mb.models.double_pendulum(m1=2.0, m2=0.7, l1=1.3, l2=0.8)
+    data = chain_data(model, np.array([0.4, -0.9]), np.array([1.2, 0.5]), np.array([0.3, -0.2]))
+    """),
+    task("spatial_transform", 2, """
+    ## Task 1 (2 points): the matrix $C_k$
+
+    Write `spatial_transform(rho)` returning the $6 \\times 6$ matrix $C_k$ for the vector
+    $\\rho_k$ (shape `(3,)`).
+    """, """
+    def spatial_transform(rho):
+        \"\"\"C = [[E, -skew(rho)], [0, E]], shape (6, 6).\"\"\"
+        ### BEGIN SOLUTION
+        x, y, z = rho
+        C = np.eye(6)
+        C[:3, 3:] = -np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+        return C
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "skew(rho) x = rho x x; the upper-right block is -skew(rho), so a_k = a_p + eps_p x rho"
+    C = check_call("spatial_transform", globals().get("spatial_transform"), np.array([1.0, 2.0, 3.0]), timeout=TIMEOUT)
+    check("C", C, {lit(_C([1.0, 2.0, 3.0]))}, hint=hint)
+    print("spatial_transform: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(77)
+    for trial in range(3):
+        rho = rng.normal(size=3)
+        ref = np.eye(6)
+        ref[:3, 3:] = -mb.spatial.skew(rho)
+        C = check_call("spatial_transform", globals().get("spatial_transform"), rho, timeout=TIMEOUT)
+        check("C", C, ref, hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("fold", 4, """
+    ## Task 2 (4 points): the backward step
+
+    Write `fold(M_star, S, rho)` returning body $k$'s contribution (6 × 6) to its parent's
+    articulated mass matrix. In a chain the parent has one child, so the library's
+    $M^*_{1}$ minus body 1's own mass matrix must equal `fold` of body 2.
+    """, """
+    def fold(M_star, S, rho):
+        \"\"\"C^T (M* - M* S S^T M* / U) C with U = S^T M* S, shape (6, 6).\"\"\"
+        ### BEGIN SOLUTION
+        C = spatial_transform(rho)
+        MS = M_star @ S
+        return C.T @ (M_star - np.outer(MS, MS) / (S @ MS)) @ C
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "U = S^T M* S is a number; the bracket is M* - (M* S)(M* S)^T / U, then C^T [...] C"
+    F = check_call("fold", globals().get("fold"), data[2]["M_star"], data[2]["S"], data[2]["rho"], timeout=TIMEOUT)
+    check("fold(body 2)", F, data[1]["M_star"] - data[1]["M_own"], rtol=1e-7, atol=1e-9, hint=hint)
+    print("fold: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(4242)
+    for mdl in [mb.models.triple_pendulum(), mb.models.double_pendulum(m1=0.6, m2=2.5, l1=0.9, l2=1.7)]:
+        for trial in range(2):
+            n = mdl.nv
+            dat = chain_data(mdl, rng.uniform(-3, 3, n), rng.uniform(-2, 2, n), rng.uniform(-1, 1, n))
+            for k in range(2, n + 1):  # in a chain body k is the only child of body k - 1
+                F = check_call("fold", globals().get("fold"), dat[k]["M_star"], dat[k]["S"], dat[k]["rho"],
+                               timeout=TIMEOUT)
+                check(f"fold(body {{k}})", F, dat[k - 1]["M_star"] - dat[k - 1]["M_own"],
+                      rtol=1e-7, atol=1e-9, hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("joint_acceleration", 4, """
+    ## Task 3 (4 points): the forward step
+
+    Write `joint_acceleration(M_star, Q_star, S, pred, tau)` returning $\\ddot q_k$ (a
+    number) from (3.176), where `pred` is $C_k w_{p(k)} + w^0_k$.
+    """, """
+    def joint_acceleration(M_star, Q_star, S, pred, tau):
+        \"\"\"ddq_k = (tau + S^T (Q* - M* pred)) / (S^T M* S).\"\"\"
+        ### BEGIN SOLUTION
+        return float((tau + S @ (Q_star - M_star @ pred)) / (S @ M_star @ S))
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "ddq_k = (tau_k + S_k^T (Q*_k - M*_k pred)) / U_k with U_k = S_k^T M*_k S_k"
+    for k, tau in [(1, 0.3), (2, -0.2)]:
+        a = check_call("joint_acceleration", globals().get("joint_acceleration"), data[k]["M_star"],
+                       data[k]["Q_star"], data[k]["S"], data[k]["pred"], tau, timeout=TIMEOUT)
+        check(f"ddq_{{k}}", a, {{1: {lit(_data4[1]['ddq'])}, 2: {lit(_data4[2]['ddq'])}}}[k], rtol=1e-7, atol=1e-9, hint=hint)
+    print("joint_acceleration: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(9090)
+    for mdl in [mb.models.triple_pendulum(), mb.models.double_pendulum(m1=0.6, m2=2.5, l1=0.9, l2=1.7)]:
+        n = mdl.nv
+        q, qd, tau = rng.uniform(-3, 3, n), rng.uniform(-2, 2, n), rng.uniform(-1, 1, n)
+        dat = chain_data(mdl, q, qd, tau)
+        for k in range(1, n + 1):
+            a = check_call("joint_acceleration", globals().get("joint_acceleration"), dat[k]["M_star"],
+                           dat[k]["Q_star"], dat[k]["S"], dat[k]["pred"], tau[k - 1], timeout=TIMEOUT)
+            check(f"ddq_{{k}}", a, dat[k]["ddq"], rtol=1e-7, atol=1e-9, hint=hint)
+        check("ddq (forward dynamics)", [dat[k]["ddq"] for k in range(1, n + 1)],
+              mb.vereshchagin.forward_dynamics(mdl, q, qd, tau), rtol=1e-9, atol=1e-12)
+    ### END HIDDEN TESTS
+    """),
+]
+
+# --------------------------------------------------------------------------- chapter 5
+_dp5 = mb.models.double_pendulum()
+_q5, _qd5 = np.array([0.3, 0.4]), np.array([1.0, -2.0])
+_dec5 = mb.inertial.decompose_numeric(_dp5, _q5, _qd5)
+
+CH5_HIDDEN = """
+    rng = np.random.default_rng({seed})
+    cases = [mb.models.triple_pendulum(), mb.models.spatial_manipulator(), mb.models.telegin_polar()]
+    for mdl in cases:  # (hidden tests must not overwrite the notebook's q, qd, dH)
+        q_h, qd_h = rng.uniform(-2, 2, mdl.nq), rng.uniform(-2, 2, mdl.nv)
+        ref = mb.inertial.decompose_numeric(mdl, q_h, qd_h).{part}
+        dH_h = mb.inertial.mass_matrix_derivatives(mdl, q_h)
+        h = check_call("{name}", globals().get("{name}"), dH_h, qd_h, timeout=TIMEOUT)
+        check("{var}", h, ref, rtol=1e-7, atol=1e-9, hint=hint)
+"""
+
+
+
+def _hidden5(**fields):
+    """The hidden tests of a chapter-5 task, indented to sit inside a test-cell template."""
+    return textwrap.indent(textwrap.dedent(CH5_HIDDEN.format(**fields)).strip(), "    ").lstrip()
+
+
+CH5 = [
+    md("""
+    # Homework 5 — splitting the inertial forces (10 points)
+
+    Lagrange's equations $H(q)\\ddot q + h = Q$ contain the velocity-product forces
+    $h = \\dot H \\dot q - \\partial T/\\partial q$. With $H_{jik} = \\partial H_{ji}/\\partial q_k$
+    ($j \\ge i$) Telegin splits $h = h_c + h_o + h_g$ into centrifugal, Coriolis and
+    gyroscopic forces:
+
+    $$h_{ci} = \\tfrac12 H_{iii} \\dot q_i^2 + \\sum_{j>i} H_{jij} \\dot q_j^2 \\qquad (2)$$
+
+    $$h_{oi} = \\tfrac12 \\dot q_i \\sum_{k\\ne i} H_{iik} \\dot q_k
+      + \\sum_{j>i} \\dot q_j \\sum_{k\\ne j} H_{jik} \\dot q_k \\qquad (3)$$
+
+    $$h_{gi} = \\sum_{j<i} \\dot H_{ij} \\dot q_j + \\tfrac12 \\dot H_{ii} \\dot q_i
+      - \\frac{\\partial T}{\\partial q_i}, \\qquad
+      \\frac{\\partial T}{\\partial q_i} = \\tfrac12 \\dot q^T \\frac{\\partial H}{\\partial q_i} \\dot q,
+      \\qquad \\dot H = \\sum_k \\frac{\\partial H}{\\partial q_k} \\dot q_k \\qquad (5)$$
+
+    The centrifugal forces contain squares of velocities only, the Coriolis forces
+    products of different velocities, and the gyroscopic forces do no work:
+    $\\sum_i h_{gi} \\dot q_i = 0$. Below, `dH[j, i, k]` $= \\partial H_{ji}/\\partial q_k$
+    (0-based indices) comes from the library's mass matrix.
+    """),
+    md(HEADER),
+    SETUP,
+    given("data", """
+    model = mb.models.double_pendulum()
+    q, qd = np.array([0.3, 0.4]), np.array([1.0, -2.0])
+    dH = mb.inertial.mass_matrix_derivatives(model, q)   # dH[j, i, k] = dH_ji / dq_k
+    """),
+    task("centrifugal", 3, """
+    ## Task 1 (3 points): centrifugal forces
+
+    Write `centrifugal(dH, qd)` returning $h_c$ (shape `(N,)`) from (2).
+    """, """
+    def centrifugal(dH, qd):
+        \"\"\"h_c of Telegin's formula (2), shape (N,).\"\"\"
+        ### BEGIN SOLUTION
+        N = len(qd)
+        return np.array([0.5 * dH[i, i, i] * qd[i] ** 2
+                         + sum(dH[j, i, j] * qd[j] ** 2 for j in range(i + 1, N)) for i in range(N)])
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "only squares qd_j^2 appear: 1/2 H_iii qd_i^2 plus H_jij qd_j^2 for j > i"
+    h = check_call("centrifugal", globals().get("centrifugal"), dH, qd, timeout=TIMEOUT)
+    check("h_c", h, {lit(_dec5.centrifugal)}, rtol=1e-7, atol=1e-9, hint=hint)
+    print("centrifugal: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    {_hidden5(seed=55, part="centrifugal", name="centrifugal", var="h_c")}
+    ### END HIDDEN TESTS
+    """),
+    task("coriolis", 3, """
+    ## Task 2 (3 points): Coriolis forces
+
+    Write `coriolis(dH, qd)` returning $h_o$ (shape `(N,)`) from (3).
+    """, """
+    def coriolis(dH, qd):
+        \"\"\"h_o of Telegin's formula (3), shape (N,).\"\"\"
+        ### BEGIN SOLUTION
+        N = len(qd)
+        return np.array([0.5 * qd[i] * sum(dH[i, i, k] * qd[k] for k in range(N) if k != i)
+                         + sum(qd[j] * sum(dH[j, i, k] * qd[k] for k in range(N) if k != j)
+                               for j in range(i + 1, N)) for i in range(N)])
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "only products of different velocities appear; the sums skip k = i (first term) and k = j (second)"
+    h = check_call("coriolis", globals().get("coriolis"), dH, qd, timeout=TIMEOUT)
+    check("h_o", h, {lit(_dec5.coriolis)}, rtol=1e-7, atol=1e-9, hint=hint)
+    print("coriolis: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    {_hidden5(seed=66, part="coriolis", name="coriolis", var="h_o")}
+    ### END HIDDEN TESTS
+    """),
+    task("gyroscopic", 4, """
+    ## Task 3 (4 points): gyroscopic forces
+
+    Write `gyroscopic(dH, qd)` returning $h_g$ (shape `(N,)`) from (5). Check that
+    $\\sum_i h_{gi} \\dot q_i = 0$ for your result.
+    """, """
+    def gyroscopic(dH, qd):
+        \"\"\"h_g of Telegin's formula (5), shape (N,).\"\"\"
+        ### BEGIN SOLUTION
+        qd = np.asarray(qd, dtype=float)
+        Hdot = dH @ qd
+        dT = 0.5 * np.einsum("j,jik,i->k", qd, dH, qd)
+        return np.array([Hdot[i, :i] @ qd[:i] + 0.5 * Hdot[i, i] * qd[i] for i in range(len(qd))]) - dT
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "Hdot = sum_k dH[:, :, k] qd_k; dT/dq_i = 1/2 qd^T dH[:, :, i] qd; only j < i in the first sum"
+    h = check_call("gyroscopic", globals().get("gyroscopic"), dH, qd, timeout=TIMEOUT)
+    check("h_g", h, {lit(_dec5.gyroscopic)}, rtol=1e-7, atol=1e-9, hint=hint)
+    print("gyroscopic: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    {_hidden5(seed=77, part="gyroscopic", name="gyroscopic", var="h_g")}
+    ### END HIDDEN TESTS
+    """),
+]
+
+ASSIGNMENTS = {
+    "ch1_graphs": CH1,
+    "ch2_cartesian": CH2,
+    "ch3_tree": CH3,
+    "ch4_recursion": CH4,
+    "ch5_inertial": CH5,
+}
+
+
+def build(cells):
+    """The nbformat-4 notebook (dict) of one assignment."""
+    out = []
+    for spec in cells:
+        if spec[0] == "md":
+            out.append(notebook_cell(spec[1], "readonly", cell_type="markdown"))
+        elif spec[0] == "given":
+            out.append(notebook_cell(spec[2], "readonly", grade_id=spec[1]))
+        else:
+            _, gid, points, statement, solution, tests = spec
+            out.append(notebook_cell(statement, "readonly", grade_id=f"{gid}_task", cell_type="markdown"))
+            out.append(notebook_cell(solution, "solution", grade_id=f"{gid}_solution"))
+            out.append(notebook_cell(tests, "tests", grade_id=f"{gid}_tests", points=points))
+    for i, cell in enumerate(out):
+        cell["id"] = cell["metadata"].get("nbgrader", {}).get("grade_id", f"cell-{i}").replace("_", "-")
+        if isinstance(cell["source"], str):
+            cell["source"] = cell["source"].splitlines(keepends=True)
+    return {
+        "cells": out,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
+                           "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def points(cells):
+    return sum(spec[2] for spec in cells if spec[0] == "task")
+
+
+def dumps(nb):
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def path_of(name):
+    return SOURCE / name / f"{name}.ipynb"
+
+
+def _normalized(text):
+    """Numbers rounded to 8 significant digits: last-digit differences across platforms in
+    the visible literals do not count as changes."""
+    return re.sub(r"-?\d+\.\d+(e[-+]?\d+)?", lambda m: f"{float(m.group()):.8g}", text)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    check_only = "--check" in argv
+    stale = []
+    for name, cells in ASSIGNMENTS.items():
+        assert points(cells) == 10, f"{name}: {points(cells)} points, expected 10"
+        text = dumps(build(cells))
+        target = path_of(name)
+        if check_only:
+            if not target.exists() or _normalized(target.read_text()) != _normalized(text):
+                stale.append(str(target.relative_to(HERE.parent)))
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        print(f"wrote {target.relative_to(HERE.parent)}")
+    if stale:
+        print("out of date (run python homework/make_sources.py):", *stale, sep="\n  ")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
