@@ -38,7 +38,6 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Sequence
 
 import numpy as np
 

@@ -30,7 +30,8 @@ import numpy as np
 
 from .errors import ModelError, ShapeError
 
-__all__ = ["Decomposition", "decompose", "decompose_numeric", "forming_bodies", "powers"]
+__all__ = ["Decomposition", "decompose", "decompose_tree", "subsystem_ends",
+           "decompose_numeric", "forming_bodies", "powers"]
 
 
 @dataclass
@@ -122,6 +123,101 @@ def decompose(H, q, qd, simplify=True):
                                   sp.Integer(0), sp.Rational(1, 2), simp)
     col = lambda xs: sp.Matrix(xs)  # noqa: E731
     return Decomposition(col(hc), col(ho), col(hg), col(dT), sp.Matrix(Hdot))
+
+
+def decompose_tree(H, q, qd, ends=None, simplify=True):
+    """Telegin's statements 2 and 3: the split for trees and single chains, (7)–(17).
+
+    Coordinates are numbered depth-first, so the subsystem of coordinate ``i`` (its body
+    and everything it carries) is the range ``i..N_i``. Then only carried coordinates
+    enter the centrifugal force and only carrying ones the squared-velocity part of the
+    gyroscopic force::
+
+        h_ci   = sum_{j=i+1}^{N_i} H_jij dq_j^2                                   (7)
+        hg_oi  = 1/2 dq_i sum_{j=i+1}^{N_i} H_iij dq_j                             (10)
+        h_oi   = hg_oi + sum_{j=i+1}^{N_i} dq_j sum_{k=i+1, k!=j}^{N_j} H_jik dq_k  (8)
+        h_gi   = hg_oi + sum_{j carrying i} dH_ij dq_j - dT/dq_i                    (9)
+
+    Parameters
+    ----------
+    H, q, qd : as in :func:`decompose`
+    ends : sequence of int, optional
+        ``N_i`` (0-based: the last coordinate of subsystem ``i``); default a single chain
+        (``N_i = N - 1``, statement 3, (12)–(17)). See :func:`subsystem_ends`.
+
+    Returns
+    -------
+    Decomposition
+        Equal term by term to :func:`decompose` when ``H`` has the tree structure (tests);
+        ``hg_oi`` is in the attribute ``coriolis_gyroscopic``.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> q1, q2, dq1, dq2, m2, I = sp.symbols("q1 q2 dq1 dq2 m2 I")
+    >>> d = decompose_tree(sp.Matrix([[I + m2 * q2**2, 0], [0, m2]]), [q1, q2], [dq1, dq2])
+    >>> d.coriolis_gyroscopic.T        # h^g_o1 = h_g1 = h_o1 for the polar arm (17)
+    Matrix([[dq1*dq2*m2*q2, 0]])
+    """
+    import sympy as sp
+
+    H = sp.Matrix(H)
+    N = H.shape[0]
+    ends = [N - 1] * N if ends is None else [int(e) for e in ends]
+    if len(ends) != N or any(not i <= e < N for i, e in enumerate(ends)):
+        raise ShapeError(f"ends must give, for each coordinate i, its last carried coordinate "
+                         f"N_i with i <= N_i < {N}; got {ends}")
+    dH = lambda j, i, k: sp.diff(H[j, i], q[k])  # noqa: E731  (H_jik, j >= i)
+    Hdot = H.applyfunc(lambda e: sum(sp.diff(e, a) * b for a, b in zip(q, qd)))
+    v = sp.Matrix(qd)
+    T = (v.T * H * v)[0] / 2
+    simp = sp.simplify if simplify else (lambda e: e)
+    hc, ho, hg, hgo, dT = [], [], [], [], []
+    for i in range(N):
+        carried = range(i + 1, ends[i] + 1)
+        carrying = [j for j in range(i) if ends[j] >= i]
+        hgo_i = sp.Rational(1, 2) * qd[i] * sum((dH(i, i, j) * qd[j] for j in carried), 0)
+        hc_i = sum((dH(j, i, j) * qd[j] ** 2 for j in carried), 0)
+        ho_i = hgo_i + sum((qd[j] * sum((dH(j, i, k) * qd[k] for k in range(i + 1, ends[j] + 1)
+                                         if k != j), 0) for j in carried), 0)
+        dT_i = sp.diff(T, q[i])
+        hg_i = hgo_i + sum((Hdot[i, j] * qd[j] for j in carrying), 0) - dT_i
+        hc.append(simp(hc_i))
+        ho.append(simp(ho_i))
+        hg.append(simp(hg_i))
+        hgo.append(simp(hgo_i))
+        dT.append(simp(dT_i))
+    out = Decomposition(sp.Matrix(hc), sp.Matrix(ho), sp.Matrix(hg), sp.Matrix(dT), Hdot)
+    out.coriolis_gyroscopic = sp.Matrix(hgo)
+    return out
+
+
+def subsystem_ends(model):
+    """``N_i`` for every generalized speed of a tree model: the last coordinate carried by it.
+
+    Requires the depth-first numbering of Telegin's statement 2 (each joint's subtree
+    occupies consecutive coordinates after it).
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> subsystem_ends(mb.models.triple_pendulum())
+    [2, 2, 2]
+    """
+    T = np.abs(model.graph.T)
+    ends = []
+    for j in model.joints:
+        if not j.nv:
+            continue
+        block = sorted(c for k in model.joints if k.nv and (k is j or T[j.index, k.child - 1])
+                       for c in range(k.v_slice.start, k.v_slice.stop))
+        if block != list(range(j.v_slice.start, j.v_slice.start + len(block))):
+            raise ModelError(
+                f"joint {j.name!r}: the coordinates it carries are not numbered right after it; "
+                "add the joints depth-first (each subtree after its root joint)"
+            )
+        ends += [block[-1]] * j.nv
+    return ends
 
 
 def mass_matrix_derivatives(model, q, h=1e-5, mass_matrix=None):

@@ -835,6 +835,40 @@ class Model:
             self._cache["tree"] = steps
         return self._cache["tree"]
 
+    def outward_joints(self, method):
+        """Joints in base-to-leaves order for a recursion that walks outward from the base.
+
+        Parameters
+        ----------
+        method : str
+            Name of the recursion, for the error messages.
+
+        Raises
+        ------
+        TopologyError
+            For closed loops (naming the joints that close them) and for joints whose child
+            is nearer the base (a recursion needs each body after its parent).
+        """
+        key = ("outward_joints",)
+        if key not in self._cache:
+            g = self.graph
+            if not g.is_tree:
+                _, cut = g.spanning_tree()
+                raise TopologyError(
+                    f"{method} needs a tree; joints {[self.joints[a].name for a in cut]} "
+                    "close loops (use mb.cartesian)"
+                )
+            steps = self._tree()
+            backward = [j.name for j, forward in steps if not forward]
+            if backward:
+                raise TopologyError(
+                    f"joints {backward} point toward the base (their child is nearer body 0); "
+                    f"{method} walks outward from the base: add those joints with parent and "
+                    "child swapped"
+                )
+            self._cache[key] = [j for j, _ in steps]
+        return self._cache[key]
+
     # ---------------------------------------------------------- state checks
     def _check_array(self, name, value, size, labels):
         try:

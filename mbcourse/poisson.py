@@ -76,7 +76,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from . import sim as _sim
-from .errors import ShapeError, SingularSystemError, TopologyError
+from .errors import ShapeError, SingularSystemError
 from .spatial import skew
 
 __all__ = ["METHODS", "momenta", "velocities", "pdot", "generalized_forces", "simulate",
@@ -88,24 +88,7 @@ METHODS = ("sweep", "cholesky")
 # ----------------------------------------------------------------------- structure
 def _order(model):
     """Joints in base-to-leaves order; refuses loops and joints pointing toward the base."""
-    if "poisson_order" not in model._cache:
-        g = model.graph
-        if not g.is_tree:
-            _, cut = g.spanning_tree()
-            raise TopologyError(
-                f"Ivanov's recursion needs a tree; joints "
-                f"{[model.joints[a].name for a in cut]} close loops (use mb.cartesian)"
-            )
-        steps = model._tree()
-        backward = [j.name for j, forward in steps if not forward]
-        if backward:
-            raise TopologyError(
-                f"joints {backward} point toward the base (their child is nearer body 0); "
-                "Ivanov's recursion numbers each body after its predecessor k_i: add those "
-                "joints with parent and child swapped"
-            )
-        model._cache["poisson_order"] = [j for j, _ in steps]
-    return model._cache["poisson_order"]
+    return model.outward_joints("Ivanov's recursion")
 
 
 def _check_method(method):
@@ -631,18 +614,7 @@ def simulate(model, t_span, q0, qd0, tau=None, method="sweep", integrator="DOP85
     True
     """
     _check_method(method)
-    t0, t1 = (float(x) for x in t_span)
-    if not t1 > t0:
-        raise ShapeError(f"t_span must increase, got {t_span}")
-    q0 = model.normalize_q(q0)
-    qd0 = model.check_v(qd0, name="qd0")
-    if q0.ndim != 1 or qd0.ndim != 1:
-        raise ShapeError("simulate integrates one state: q0 of shape (nq,), qd0 of shape (nv,)")
-    if tau is None or callable(tau):
-        tau_fn = tau
-    else:
-        const = model.check_tau(tau)
-        tau_fn = lambda t, q, v: const  # noqa: E731
+    t0, t1, q0, qd0, tau_fn = _sim.initial_state(model, t_span, q0, qd0, tau, v_name="qd0")
     p0, _ = momenta(model, q0, qd0, t0)
     nq = model.nq
 

@@ -26,7 +26,7 @@ from scipy.integrate import solve_ivp
 
 from .errors import ShapeError
 
-__all__ = ["simulate", "Trajectory", "momentum"]
+__all__ = ["simulate", "initial_state", "Trajectory", "momentum"]
 
 
 def momentum(model, q, v, t=0.0):
@@ -82,6 +82,26 @@ class Trajectory:
         return np.array([o[0] for o in out]), np.array([o[1] for o in out])
 
 
+def initial_state(model, t_span, q0, v0, tau=None, v_name="v0"):
+    """Check the arguments of a simulation: ``(t0, t1, q0, v0, tau_fn)``.
+
+    ``q0`` is normalized (quaternions); ``tau`` (None, an array or a callable
+    ``tau(t, q, v)``) becomes ``None`` or a callable.
+    """
+    t0, t1 = (float(x) for x in t_span)
+    if not t1 > t0:
+        raise ShapeError(f"t_span must increase, got {t_span}")
+    q0 = model.normalize_q(q0)
+    v0 = model.check_v(v0, name=v_name)
+    if q0.ndim != 1 or v0.ndim != 1:
+        raise ShapeError(f"simulate integrates one state: q0 of shape (nq,), {v_name} of shape "
+                         "(nv,)")
+    if tau is None or callable(tau):
+        return t0, t1, q0, v0, tau
+    const = model.check_tau(tau)
+    return t0, t1, q0, v0, (lambda t, q, v: const)
+
+
 def simulate(model, forward_dynamics, t_span, q0, v0, tau=None, method="DOP853", rtol=1e-10,
              atol=1e-10, t_eval=None, max_step=np.inf):
     """Integrate ``dq/dt = qdot(q, v)``, ``dv/dt = forward_dynamics(model, q, v, tau, t=t)``.
@@ -104,18 +124,7 @@ def simulate(model, forward_dynamics, t_span, q0, v0, tau=None, method="DOP853",
     -------
     Trajectory
     """
-    t0, t1 = (float(x) for x in t_span)
-    if not t1 > t0:
-        raise ShapeError(f"t_span must increase, got {t_span}")
-    q0 = model.normalize_q(q0)
-    v0 = model.check_v(v0, name="v0")
-    if q0.ndim != 1 or v0.ndim != 1:
-        raise ShapeError("simulate integrates one state: q0 of shape (nq,), v0 of shape (nv,)")
-    if tau is None or callable(tau):
-        tau_fn = tau
-    else:
-        const = model.check_tau(tau)
-        tau_fn = lambda t, q, v: const  # noqa: E731
+    t0, t1, q0, v0, tau_fn = initial_state(model, t_span, q0, v0, tau)
     nq = model.nq
 
     def rhs(t, y):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import SingularSystemError, TopologyError
+from .errors import SingularSystemError
 from .spatial import skew
 
 __all__ = ["forward_dynamics", "articulated"]
@@ -41,25 +41,8 @@ _E3 = np.eye(3)
 
 
 def _order(model):
-    """Joints in base-to-leaves order; refuses loops and arcs pointing toward the base."""
-    if "vereshchagin_order" not in model._cache:
-        g = model.graph
-        if not g.is_tree:
-            _, cut = g.spanning_tree()
-            raise TopologyError(
-                f"Vereshchagin's recursion needs a tree; joints "
-                f"{[model.joints[a].name for a in cut]} close loops (use mb.cartesian)"
-            )
-        steps = model._tree()
-        backward = [j.name for j, forward in steps if not forward]
-        if backward:
-            raise TopologyError(
-                f"joints {backward} point toward the base (their child is nearer body 0); the "
-                "separate-bodies recursion walks outward from the base: add those joints with "
-                "parent and child swapped"
-            )
-        model._cache["vereshchagin_order"] = [j for j, _ in steps]
-    return model._cache["vereshchagin_order"]
+    """Joints in base-to-leaves order; refuses loops and joints pointing toward the base."""
+    return model.outward_joints("Vereshchagin's recursion")
 
 
 def _constants(model):

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import mbcourse as mb
 from mbcourse import graph as g
 from mbcourse.errors import ShapeError, TopologyError
 from strategies import random_trees

@@ -148,3 +148,38 @@ def test_forming_bodies_and_bad_input():
         decompose(sp.Matrix([[1, x], [0, 1]]), [x, sp.Symbol("y")], sp.symbols("a b"))
     with pytest.raises(mb.ModelError, match="unknown parameter"):
         mb.symbolic.derive(planar_arm(), parameters={"tool.length": 1})
+
+
+def test_tree_and_chain_forms_equal_the_general_split():
+    """Fact 23: (7)-(10) and (12)-(17) equal (2)-(5) term by term for tree-structured H,
+    and the chain identities (17) hold."""
+    for model in (mb.models.triple_pendulum(), planar_arm()):
+        s = mb.symbolic.derive(model)
+        general = decompose(s.H, s.q, s.qd)
+        ends = mb.inertial.subsystem_ends(model)
+        tree = mb.inertial.decompose_tree(s.H, s.q, s.qd, ends)
+        for a, b in [(general.centrifugal, tree.centrifugal), (general.coriolis, tree.coriolis),
+                     (general.gyroscopic, tree.gyroscopic)]:
+            assert sp.simplify(a - b) == sp.zeros(len(s.q), 1)
+        N = len(s.q)
+        assert sp.simplify(general.centrifugal[N - 1]) == 0 and sp.simplify(general.coriolis[N - 1]) == 0
+        assert sp.simplify(general.dT_dq[0]) == 0  # (17): dT/dq_1 = 0 for a chain
+        assert sp.simplify(general.gyroscopic[0] - tree.coriolis_gyroscopic[0]) == 0
+
+
+def test_tree_form_on_a_branched_tree():
+    model = mb.Model()
+    for name in "abc":
+        model.add_body(name, 1.0, np.diag([0.1, 0.2, 0.25]))
+    model.add_joint("ja", "revolute", "ground", "a", child_point=(-0.5, 0, 0), axis=(0, 0, 1))
+    model.add_joint("jb", "revolute", "a", "b", parent_point=(0.5, 0, 0), child_point=(-0.3, 0, 0),
+                    axis=(0, 1, 0))
+    model.add_joint("jc", "prismatic", "a", "c", parent_point=(0, 0.2, 0), axis=(1, 0, 0))
+    assert mb.inertial.subsystem_ends(model) == [2, 1, 2]
+    s = mb.symbolic.derive(model)
+    general = decompose(s.H, s.q, s.qd)
+    tree = mb.inertial.decompose_tree(s.H, s.q, s.qd, [2, 1, 2])
+    assert sp.simplify(general.total - tree.total) == sp.zeros(3, 1)
+    assert sp.simplify(general.gyroscopic - tree.gyroscopic) == sp.zeros(3, 1)
+    with pytest.raises(mb.ShapeError, match="ends must give"):
+        mb.inertial.decompose_tree(s.H, s.q, s.qd, [2, 1])

@@ -8,65 +8,10 @@ from hypothesis import given, strategies as st
 import mbcourse as mb
 from mbcourse.errors import MbcourseError, ModelError, ShapeError, TopologyError
 from mbcourse.spatial import is_rotation, vee
+from strategies import random_model, random_q, random_state, unit
 
 KINDS = ["revolute", "prismatic", "screw", "cylindrical", "universal", "spherical", "free",
          "fixed"]
-
-
-def unit(rng):
-    v = rng.normal(size=3)
-    return v / np.linalg.norm(v)
-
-
-def random_rotation(rng):
-    q = rng.normal(size=4)
-    return mb.spatial.quat_to_matrix(q / np.linalg.norm(q))
-
-
-def joint_args(kind, rng):
-    args = {}
-    if kind in ("revolute", "prismatic", "screw", "cylindrical"):
-        args["axis"] = unit(rng)
-    if kind == "universal":
-        args["axes"] = (unit(rng), unit(rng))
-    if kind == "screw":
-        args["lead"] = rng.uniform(0.1, 2.0)
-    return args
-
-
-def random_q(joint, rng):
-    q = rng.normal(size=joint.nq)
-    if joint.kind == "spherical":
-        q /= np.linalg.norm(q)
-    if joint.kind == "free":
-        q[3:] /= np.linalg.norm(q[3:])
-    return q
-
-
-def random_body(model, name, rng):
-    a, b, c = rng.uniform(0.3, 1.5, 3)  # a box: its moments satisfy the triangle inequality
-    L = np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) / 12.0
-    R = random_rotation(rng)
-    J = R @ L @ R.T
-    return model.add_body(name, mass=rng.uniform(0.5, 2.0), inertia=J)
-
-
-def random_model(rng, kinds, reverse=()):
-    """A random tree: body k hangs from a random earlier body through kinds[k-1]."""
-    model = mb.Model(gravity=rng.normal(size=3))
-    for k, kind in enumerate(kinds, start=1):
-        random_body(model, f"b{k}", rng)
-        parent = int(rng.integers(0, k))
-        a, b = (f"b{k}", parent) if k - 1 in reverse else (parent, f"b{k}")
-        model.add_joint(f"j{k}", kind, a, b, parent_point=rng.normal(size=3),
-                        child_point=rng.normal(size=3),
-                        orientation=random_rotation(rng), **joint_args(kind, rng))
-    return model
-
-
-def random_state(model, rng):
-    q = np.concatenate([random_q(j, rng) for j in model.joints])
-    return q, rng.normal(size=model.nv)
 
 
 # ---------------------------------------------------------------- joint kinematics

@@ -8,7 +8,6 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 
 import mbcourse as mb
-from mbcourse.spatial import quat_to_matrix
 from reference import (
     bias_forces,
     body_accelerations,
@@ -18,66 +17,12 @@ from reference import (
     jacobians,
     mass_matrix,
 )
+from strategies import random_body, random_model, random_rotation, random_state
 
 KINDS = ["revolute", "prismatic", "screw", "cylindrical", "universal", "spherical", "free"]
 
 
 # ------------------------------------------------- random trees (as in test_model.py)
-def unit(rng):
-    v = rng.normal(size=3)
-    return v / np.linalg.norm(v)
-
-
-def random_rotation(rng):
-    q = rng.normal(size=4)
-    return quat_to_matrix(q / np.linalg.norm(q))
-
-
-def joint_args(kind, rng):
-    args = {}
-    if kind in ("revolute", "prismatic", "screw", "cylindrical"):
-        args["axis"] = unit(rng)
-    if kind == "universal":
-        args["axes"] = (unit(rng), unit(rng))
-    if kind == "screw":
-        args["lead"] = rng.uniform(0.1, 2.0)
-    return args
-
-
-def random_q(joint, rng):
-    q = rng.normal(size=joint.nq)
-    if joint.kind == "spherical":
-        q /= np.linalg.norm(q)
-    if joint.kind == "free":
-        q[3:] /= np.linalg.norm(q[3:])
-    return q
-
-
-def random_body(model, name, rng):
-    a, b, c = rng.uniform(0.3, 1.5, 3)  # a box: its moments satisfy the triangle inequality
-    L = np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) / 12.0
-    R = random_rotation(rng)
-    return model.add_body(name, mass=rng.uniform(0.5, 2.0), inertia=R @ L @ R.T)
-
-
-def random_model(rng, kinds, reverse=(), gravity=True):
-    """A random tree: body k hangs from a random earlier body through kinds[k-1]."""
-    model = mb.Model(gravity=rng.normal(size=3) if gravity else (0.0, 0.0, 0.0))
-    for k, kind in enumerate(kinds, start=1):
-        random_body(model, f"b{k}", rng)
-        parent = int(rng.integers(0, k))
-        a, b = (f"b{k}", parent) if k - 1 in reverse else (parent, f"b{k}")
-        model.add_joint(f"j{k}", kind, a, b, parent_point=rng.normal(size=3),
-                        child_point=rng.normal(size=3),
-                        orientation=random_rotation(rng), **joint_args(kind, rng))
-    return model
-
-
-def random_state(model, rng):
-    q = np.concatenate([random_q(j, rng) for j in model.joints])
-    return q, rng.normal(size=model.nv)
-
-
 def energy(model, q, v):
     return model.kinetic_energy(q, v) + model.potential_energy(q)
 

@@ -90,7 +90,6 @@ def test_triple_pendulum_energy_and_reference_state():
 
 
 def test_refuses_loops_and_inward_arcs():
-    rng = np.random.default_rng(0)
     with pytest.raises(mb.TopologyError, match="close loops"):
         mb.vereshchagin.forward_dynamics(mb.models.crank_slider(), np.zeros(4), np.zeros(4))
     model = mb.Model()

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..spatial import skew
 
 __all__ = [
     "SpatialState",

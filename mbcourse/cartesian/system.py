@@ -45,7 +45,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import graph as _graph
 from ..errors import InconsistentStateError, ModelError, ShapeError
 from . import constraints as C
 
@@ -517,7 +516,6 @@ def check_consistency(model, eq, q, qd, tol=1e-8):
     # loop-closing joints: their own coordinates must describe the relative motion
     tree, cut = model.graph.spanning_tree()
     qb = np.atleast_2d(q)
-    qdb = np.atleast_2d(qd)
     for a in cut:
         j = model.joints[a]
         Ai, Ac = eq.states.A[:, j.parent], eq.states.A[:, j.child]

@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import ModelError, SingularSystemError
 from . import barycentre as bc
 from .general import _structure
+from .spherical import joint_axes
 
 __all__ = ["floating_matrices", "forward_dynamics"]
 
@@ -114,17 +115,7 @@ def forward_dynamics(model, q, qd, tau=None, t=0.0):
     # rotational degrees of freedom: the fictitious joint's rotations and all other joints
     rot = np.array([k for k in range(N) if not (dof_joint[k] == root.index
                                                 and k - root.v_slice.start < 3)])
-    P = np.zeros((Bn, N, 3))
-    f = np.zeros((Bn, model.m, 3))
-    for j in model.joints:
-        if j.nv == 0:
-            continue
-        qa, va = qb[:, j.q_slice], qdb[:, j.v_slice]
-        Ai = A[:, j.parent]
-        P[:, j.v_slice] = np.swapaxes(Ai @ j.p(qa), -1, -2)
-        Omega = np.einsum("bnx,bn->bx", P[:, j.v_slice], va)
-        wb, _ = j.bias(qa, va)
-        f[:, j.index] = _mv(Ai, wb) + np.cross(omega[:, j.child], Omega)
+    P, f = joint_axes(model, qb, qdb, A, omega)
     pT = (T[dof_joint[rot]][None, :, :, None] * P[:, rot, None, :]).reshape(Bn, rot.size, 3 * n)
     bias = np.einsum("aj,bax->bjx", T, f).reshape(Bn, 3 * n)  # T^T f
     Amat = pT @ K @ np.swapaxes(pT, -1, -2)

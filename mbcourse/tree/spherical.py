@@ -24,7 +24,7 @@ from ..errors import SingularSystemError
 from . import barycentre as bc
 from .general import _structure
 
-__all__ = ["K_matrix", "M0", "forward_dynamics"]
+__all__ = ["K_matrix", "M0", "joint_axes", "forward_dynamics"]
 
 
 def _mv(M, x):
@@ -91,7 +91,7 @@ def M0(model, q, qd, t=0.0):
     ndarray, shape (B, n, 3), inertial axes
     """
     q, A, dW, b0W, KW = _world(model, q, t)
-    Bn, n = dW.shape[0], model.n
+    n = model.n
     _, omega = model.body_velocities(q, qd, t)
     w = omega[:, 1:]
     M = model.masses().sum()
@@ -116,6 +116,27 @@ def M0(model, q, qd, t=0.0):
     force = np.einsum("ij,bijx->bix", reach, np.cross(dW, F[:, None, 1:]))
     return (-np.cross(w, _mv(KW, w)) + Mext[:, 1:]
             - M * (tot + np.cross(b0W, acc)) - force)
+
+
+def joint_axes(model, q, qd, A, omega):
+    """Axis vectors ``p_al`` of every degree of freedom and ``f_a`` of (3.82), inertial axes.
+
+    ``f_a = w_a + omega_{i-(a)} x Omega_a``: the velocity-product part of the relative
+    angular acceleration (3.86). Returns ``P`` (B, N, 3) and ``f`` (B, m, 3).
+    """
+    B = q.shape[0]
+    P = np.zeros((B, model.nv, 3))
+    f = np.zeros((B, model.m, 3))
+    for j in model.joints:
+        if j.nv == 0:
+            continue
+        qa, va = q[:, j.q_slice], qd[:, j.v_slice]
+        Ai = A[:, j.parent]
+        P[:, j.v_slice] = np.swapaxes(Ai @ j.p(qa), -1, -2)
+        Omega = np.einsum("bnx,bn->bx", P[:, j.v_slice], va)
+        wb, _ = j.bias(qa, va)
+        f[:, j.index] = _mv(Ai, wb) + np.cross(omega[:, j.child], Omega)
+    return P, f
 
 
 def forward_dynamics(model, q, qd, tau=None, t=0.0):
@@ -144,18 +165,7 @@ def forward_dynamics(model, q, qd, tau=None, t=0.0):
     rhs = M0(model, qb, qdb, t).reshape(Bn, 3 * n)
     _, A = model.body_poses(qb, t)
     _, omega = model.body_velocities(qb, qdb, t)
-    # p (world) of every degree of freedom; f_a = w_a + omega_{i-(a)} x Omega_a (3.82)
-    P = np.zeros((Bn, N, 3))
-    f = np.zeros((Bn, model.m, 3))
-    for j in model.joints:
-        if j.nv == 0:
-            continue
-        qa, va = qb[:, j.q_slice], qdb[:, j.v_slice]
-        Ai = A[:, j.parent]
-        P[:, j.v_slice] = np.swapaxes(Ai @ j.p(qa), -1, -2)
-        Omega = np.einsum("bnx,bn->bx", P[:, j.v_slice], va)
-        wb, _ = j.bias(qa, va)
-        f[:, j.index] = _mv(Ai, wb) + np.cross(omega[:, j.child], Omega)
+    P, f = joint_axes(model, qb, qdb, A, omega)
     # (pT): row (a l), block j = T_aj p_al^T
     pT = (T[dof_joint][None, :, :, None] * P[:, :, None, :]).reshape(Bn, N, 3 * n)
     domega0 = (model.base_motion.state(t)["angular_acceleration"] if model.base_motion
