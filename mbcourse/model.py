@@ -835,6 +835,24 @@ class Model:
             self._cache["tree"] = steps
         return self._cache["tree"]
 
+    def require_tree(self, method):
+        """Return the graph, or raise ``TopologyError`` naming the joints that close loops.
+
+        Parameters
+        ----------
+        method : str
+            Name of the method that needs a tree, for the message.
+        """
+        g = self.graph
+        if not g.is_tree:
+            _, cut = g.spanning_tree()
+            raise TopologyError(
+                f"{method} needs a tree, but joints {[self.joints[a].name for a in cut]} close "
+                "loops; use mb.cartesian.forward_dynamics (constraint rows handle loops) or cut "
+                "those joints (the cut-joint method of section 3.6)"
+            )
+        return g
+
     def outward_joints(self, method):
         """Joints in base-to-leaves order for a recursion that walks outward from the base.
 
@@ -851,13 +869,7 @@ class Model:
         """
         key = ("outward_joints",)
         if key not in self._cache:
-            g = self.graph
-            if not g.is_tree:
-                _, cut = g.spanning_tree()
-                raise TopologyError(
-                    f"{method} needs a tree; joints {[self.joints[a].name for a in cut]} "
-                    "close loops (use mb.cartesian)"
-                )
+            self.require_tree(method)
             steps = self._tree()
             backward = [j.name for j, forward in steps if not forward]
             if backward:

@@ -35,22 +35,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError, SingularSystemError, TopologyError
+from ..errors import ShapeError, SingularSystemError
 
 __all__ = ["TreeTerms", "terms", "mass_matrix", "bias_forces", "forward_dynamics",
            "inverse_dynamics", "driven", "jacobians"]
 
 
 def _require_tree(model):
-    g = model.graph
-    if not g.is_tree:
-        _, cut = g.spanning_tree()
-        raise TopologyError(
-            f"the tree formulation needs a tree, but joints {[model.joints[a].name for a in cut]} "
-            "close loops; use mb.cartesian.forward_dynamics (constraint rows handle loops) or "
-            "cut those joints (the cut-joint method of section 3.6)"
-        )
-    return g
+    return model.require_tree("the tree formulation")
 
 
 def _structure(model):
