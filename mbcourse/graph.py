@@ -44,6 +44,7 @@ import numpy as np
 from .errors import ShapeError, TopologyError
 
 __all__ = [
+    "reachable",
     "incidence_matrix",
     "path_matrix",
     "adjacency_matrix",
@@ -145,6 +146,18 @@ def _bfs_tree(ip, im, n):
     return pred_v, pred_a, np.array(order), non_tree, seen
 
 
+def reachable(i_plus, i_minus, n=None):
+    """Which bodies ``0..n`` a chain of arcs connects to body 0 (boolean mask).
+
+    Examples
+    --------
+    >>> reachable([0, 1], [1, 2], n=3).tolist()
+    [True, True, True, False]
+    """
+    ip, im, n = _arcs(i_plus, i_minus, n)
+    return _bfs_tree(ip, im, n)[4]
+
+
 def _require_connected(seen, what="the system"):
     missing = np.flatnonzero(~seen)
     if missing.size:
@@ -169,7 +182,7 @@ def incidence_matrix(i_plus, i_minus, n=None):
     -------
     S : ndarray of int, shape (n + 1, m)
         ``S[i, a-1] = +1`` if ``i = i+(a)``, ``-1`` if ``i = i-(a)``, 0 otherwise.
-        Every column sums to zero (erratum E2 of the digest fixes the printed sign).
+        Every column sums to zero (erratum E2 of the book's errata page fixes the printed sign).
 
     Examples
     --------

@@ -45,6 +45,37 @@ Axes are given in parent axes, where the child's axes coincide with the parent's
 Coordinates are stacked in the order the joints were added; ``tau`` holds generalized
 forces in the order of ``v`` (torques for angles, forces for displacements).
 
+Changing a model
+----------------
+A model is a description; every formulation derives its constants from it once, in a
+*prepared-data* step (:meth:`Model.prepared`), and keeps them until the model changes.
+Every change goes through a validated assignment that bumps :attr:`Model.version` and
+drops the prepared data, so a changed model never gives an old answer::
+
+    model.body("upper").mass = 5.0          # validated like add_body, then every
+    model.joint("elbow").parent_point = ... # formulation rebuilds its constants
+    model.gravity = (0, 0, -9.81)
+
+The stored arrays are read-only (``model.body("upper").inertia[0, 0] = 1`` is refused:
+assign a whole new tensor); names, indices, kinds and the graph are fixed once added
+(:meth:`Model.copy` gives an independent model to build differently).
+
+Force elements
+--------------
+Besides gravity, a model carries loads (:meth:`Model.add_force`), linear spring-dampers
+between two body points (:meth:`Model.add_spring`), spring-dampers along joint coordinates
+(:meth:`Model.add_joint_spring`) and generalized forces (:meth:`Model.add_generalized_force`).
+Every callable has the one signature ``f(t, q, qd)``. :meth:`Model.applied_wrenches` and
+:meth:`Model.generalized_forces` evaluate them at a state for every formulation; the springs'
+energy is part of :meth:`Model.potential_energy`.
+
+States
+------
+:meth:`Model.check_state` is the one input check of every public function: shapes with any
+number of leading batch dimensions, real finite numbers, unit quaternions (renormalized
+within ``mbcourse.joints.QUATERNION_TOL``, refused beyond), and a result that is not finite
+is refused with :class:`~mbcourse.errors.SingularSystemError`.
+
 Examples
 --------
 >>> import numpy as np
@@ -65,6 +96,8 @@ array([0. , 0.5, 0. ])
 
 from __future__ import annotations
 
+import copy as _copy
+import inspect
 import numbers
 from dataclasses import dataclass
 from typing import Callable
@@ -72,46 +105,34 @@ from typing import Callable
 import numpy as np
 
 from . import graph as _graph
-from .errors import ModelError, ShapeError, TopologyError
-from .spatial import axis_angle, is_rotation, quat_rate_matrix, quat_to_matrix, vee
+from .errors import ModelError, ShapeError, SingularSystemError, TopologyError
+from .joints import (JOINT_KINDS, QUATERNION_TOL, Joint, frozen, normalize_quaternions,
+                     rotation_matrix, unit, vector)
+from .spatial import is_rotation, vee
 
-__all__ = ["Model", "Body", "Joint", "Load", "BaseMotion", "JOINT_KINDS"]
+__all__ = ["Model", "Body", "Joint", "Load", "Spring", "JointSpring", "GeneralizedForce",
+           "BaseMotion", "State", "JOINT_KINDS", "QUATERNION_TOL"]
 
 _EYE = np.eye(3)
+_vector = vector
 
 
 # ------------------------------------------------------------------------ helpers
-def _vector(value, what, length=3):
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ShapeError(f"{what} must be {length} numbers, got {value!r}") from None
-    if arr.shape != (length,):
-        raise ShapeError(f"{what} must have shape ({length},), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ShapeError(f"{what} must be finite, got {arr.tolist()}")
-    return arr
-
-
-def _unit(value, what):
-    arr = _vector(value, what)
-    norm = np.linalg.norm(arr)
-    if norm < 1e-12:
-        raise ModelError(f"{what} must be a nonzero direction vector, got {arr.tolist()}")
-    return arr / norm
-
-
-def _positive(value, what):
+def _positive(value, what, allow_zero=False):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ModelError(f"{what} must be a positive finite number, got {value!r}")
+        raise ModelError(f"{what} must be a {'non-negative' if allow_zero else 'positive'} "
+                         f"finite number, got {value!r}")
     value = float(value)
-    if not (np.isfinite(value) and value > 0.0):
-        raise ModelError(f"{what} must be a positive finite number, got {value}")
+    if not (np.isfinite(value) and (value >= 0.0 if allow_zero else value > 0.0)):
+        raise ModelError(f"{what} must be a {'non-negative' if allow_zero else 'positive'} "
+                         f"finite number, got {value}")
     return value
 
 
 def _inertia(value, body):
     what = f"body {body!r}: inertia"
+    if np.iscomplexobj(value):
+        raise ShapeError(f"{what} must be real, got complex {value!r}")
     try:
         J = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -142,17 +163,17 @@ def _inertia(value, body):
             f"{what} violates the triangle inequality of principal moments "
             f"({c:g} > {a:g} + {b:g}): no rigid body has this inertia"
         )
-    return J
+    return frozen(J)
 
 
 def _time_function(value, what, shape):
-    """Constant array or callable of t -> array; returns a callable, checked at t=0."""
+    """Constant array or callable of t -> array (base motion); checked at t=0."""
     if value is None:
         return None
     if callable(value):
         fn = value
     else:
-        const = np.asarray(value, dtype=float)
+        const = frozen(value)
         fn = lambda t, _c=const: _c  # noqa: E731
     try:
         sample = np.asarray(fn(0.0), dtype=float)
@@ -163,15 +184,97 @@ def _time_function(value, what, shape):
     return fn
 
 
-# ------------------------------------------------------------------------- bodies
-@dataclass(eq=False)
-class Body:
-    """A rigid body: name, index (1..n), mass and central inertia in body axes."""
+def _state_function(value, what, shape):
+    """Constant array or callable ``f(t, q, qd)``: returns ``(callable or None, const)``."""
+    if value is None:
+        return None
+    if callable(value):
+        try:
+            params = inspect.signature(value).parameters.values()
+            positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                          p.POSITIONAL_OR_KEYWORD)]
+            takes_var = any(p.kind == p.VAR_POSITIONAL for p in params)
+        except (TypeError, ValueError):  # builtins without a signature: trust them
+            positional, takes_var = [None] * 3, False
+        if len(positional) < 3 and not takes_var:
+            raise ModelError(
+                f"{what}: a force callable takes (t, q, qd) and returns an array of shape "
+                f"{shape}; got a function of {len(positional)} argument(s) "
+                "(write lambda t, q, qd: ... even if it uses only t)"
+            )
+        return value
+    arr = np.asarray(value, dtype=float) if not np.iscomplexobj(value) else None
+    if arr is None or arr.shape != shape or not np.all(np.isfinite(arr)):
+        raise ShapeError(f"{what} must be a finite array of shape {shape} or a callable "
+                         f"f(t, q, qd), got {value!r}")
+    return frozen(arr)
 
-    name: str
-    index: int
-    mass: float | None
-    inertia: np.ndarray | None
+
+def _evaluate(fn, t, q, qd, shape, what):
+    """Evaluate a constant or ``f(t, q, qd)`` at a state; batched states call ``f`` once per
+    item with single ``q`` (nq,) and ``qd`` (nv,). Returns (..., *shape)."""
+    batch = q.shape[:-1]
+    if not callable(fn):
+        return np.broadcast_to(fn, batch + shape)
+    B = int(np.prod(batch, dtype=int))
+    qf = q.reshape(B, q.shape[-1])
+    qdf = qd.reshape(B, qd.shape[-1])
+    out = np.empty((qf.shape[0],) + shape)
+    for b in range(qf.shape[0]):
+        try:
+            val = np.asarray(fn(t, qf[b], qdf[b]), dtype=float)
+        except Exception as exc:
+            raise ModelError(f"{what}: calling it at t={t} failed: {exc!r}") from exc
+        if val.shape != shape or not np.all(np.isfinite(val)):
+            raise ShapeError(f"{what} must return a finite array of shape {shape}, got "
+                             f"{np.array2string(val, precision=4)} at t={t}")
+        out[b] = val
+    return out.reshape(batch + shape)
+
+
+class _Element:
+    """Shared guard of the model's parts: listed parameters are re-validated and bump the
+    model's version when assigned; everything else is fixed once added."""
+
+    _PARAMETERS: tuple = ()
+    _label = "element"
+
+    def _init(self, model, **values):
+        object.__setattr__(self, "_model", model)
+        for key, val in values.items():
+            object.__setattr__(self, key, val)
+
+    def __setattr__(self, attr, value):
+        if attr not in self._PARAMETERS:
+            raise ModelError(
+                f"{self._label} {getattr(self, 'name', '')!r}: {attr!r} cannot be changed "
+                f"(changeable: {', '.join(self._PARAMETERS) or 'nothing'}); use model.copy() "
+                "and build it differently"
+            )
+        object.__setattr__(self, attr, self._validate(attr, value))
+        if self._model is not None:
+            self._model._touch()
+
+
+# ------------------------------------------------------------------------- bodies
+class Body(_Element):
+    """A rigid body: name, index (1..n), mass and central inertia in body axes.
+
+    ``mass`` and ``inertia`` may be reassigned (validated as in :meth:`Model.add_body`).
+    """
+
+    _PARAMETERS = ("mass", "inertia")
+    _label = "body"
+
+    def __init__(self, name, index, mass, inertia, model=None):
+        self._init(model, name=name, index=index, mass=mass, inertia=inertia)
+
+    def _validate(self, attr, value):
+        if self.index == 0:
+            raise ModelError(f"body {self.name!r} is the base: it has no {attr}")
+        if attr == "mass":
+            return _positive(value, f"body {self.name!r}: mass")
+        return _inertia(value, self.name)
 
     def __repr__(self):
         if self.index == 0:
@@ -179,284 +282,91 @@ class Body:
         return f"Body({self.name!r}, index={self.index}, mass={self.mass})"
 
 
-# ------------------------------------------------------------------------- joints
-class Joint:
-    """A joint ``u_a`` between ``parent = i+(a)`` and ``child = i-(a)``.
-
-    Subclasses implement one joint kind each. All methods take ``q`` of shape
-    ``(..., nq)`` (and ``v`` of shape ``(..., nv)``) and broadcast over leading dims.
-    """
-
-    kind = ""
-    nq = 0
-    nv = 0
-    coordinate_names: tuple = ()
-
-    def __init__(self, name, index, parent, child, parent_point, child_point, orientation):
-        self.name = name
-        self.index = index  # position a - 1
-        self.parent = parent
-        self.child = child
-        self.parent_point = parent_point
-        self.child_point = child_point
-        self.orientation = orientation
-        self.q_slice = slice(0, 0)
-        self.v_slice = slice(0, 0)
-        self._parent_name = self._child_name = ""
-
-    def __repr__(self):
-        return (f"Joint({self.name!r}, {self.kind!r}, parent={self._parent_name!r}, "
-                f"child={self._child_name!r})")
-
-    # -- to be provided by each kind ------------------------------------------
-    def _joint_rotation(self, q):
-        return np.broadcast_to(_EYE, q.shape[:-1] + (3, 3))
-
-    def z(self, q):
-        """Joint vector ``z_a(q)`` in parent axes, shape (..., 3)."""
-        q = np.asarray(q, dtype=float)
-        return np.zeros(q.shape[:-1] + (3,))
-
-    def p(self, q):
-        """Axis vectors ``p_{ai}`` as columns, parent axes, shape (..., 3, nv)."""
-        q = np.asarray(q, dtype=float)
-        return np.zeros(q.shape[:-1] + (3, self.nv))
-
-    def k(self, q):
-        """Axis vectors ``k_{ai} = dz/dq_{ai}`` as columns, parent axes, shape (..., 3, nv)."""
-        q = np.asarray(q, dtype=float)
-        return np.zeros(q.shape[:-1] + (3, self.nv))
-
-    def bias(self, q, v):
-        """Velocity-product terms ``(w_a, s_a)``, each shape (..., 3).
-
-        ``w_a`` = (local derivative of ``p``) ``v`` (3.106) and ``s_a`` = (local derivative
-        of ``k``) ``v`` (3.102), so that the relative angular acceleration is
-        ``p dv/dt + w_a`` and the local second derivative of ``z_a`` is ``k dv/dt + s_a``.
-        """
-        q = np.asarray(q, dtype=float)
-        zero = np.zeros(q.shape[:-1] + (3,))
-        return zero, zero.copy()
-
-    def qdot(self, q, v):
-        """Time derivative of the configuration, shape (..., nq)."""
-        return np.array(v, dtype=float)
-
-    def neutral(self):
-        """The configuration ``q = 0`` (identity quaternion for rotations), shape (nq,)."""
-        return np.zeros(self.nq)
-
-    # -- common -------------------------------------------------------------------
-    def rotation(self, q):
-        """``R_a(q)``: child axes to parent axes, shape (..., 3, 3)."""
-        return self._joint_rotation(np.asarray(q, dtype=float)) @ self.orientation
-
-    def G(self, q):
-        """The book's ``G_a(q) = R_a(q)^T`` (3.75): ``e^(i-) = G_a e^(i+)``."""
-        return np.swapaxes(self.rotation(q), -1, -2)
-
-
-def _axis_column(axis, q):
-    return np.broadcast_to(axis[:, None], q.shape[:-1] + (3, 1)).copy()
-
-
-class Revolute(Joint):
-    """One rotation about ``axis`` (the book's "цилиндрический шарнир")."""
-
-    kind, nq, nv, coordinate_names = "revolute", 1, 1, ("angle",)
-
-    def __init__(self, *args, axis):
-        super().__init__(*args)
-        self.axis = axis
-
-    def _joint_rotation(self, q):
-        return axis_angle(self.axis, q[..., 0])
-
-    def p(self, q):
-        return _axis_column(self.axis, np.asarray(q, dtype=float))
-
-
-class Prismatic(Joint):
-    """A translation along ``axis``: ``z = axis q``."""
-
-    kind, nq, nv, coordinate_names = "prismatic", 1, 1, ("displacement",)
-
-    def __init__(self, *args, axis):
-        super().__init__(*args)
-        self.axis = axis
-
-    def z(self, q):
-        return np.asarray(q, dtype=float)[..., :1] * self.axis
-
-    def k(self, q):
-        return _axis_column(self.axis, np.asarray(q, dtype=float))
-
-
-class Screw(Joint):
-    """Rotation ``q`` about ``axis`` with advance ``lead q / (2 pi)`` along it."""
-
-    kind, nq, nv, coordinate_names = "screw", 1, 1, ("angle",)
-
-    def __init__(self, *args, axis, lead):
-        super().__init__(*args)
-        self.axis = axis
-        self.lead = lead
-
-    def _joint_rotation(self, q):
-        return axis_angle(self.axis, q[..., 0])
-
-    def z(self, q):
-        return np.asarray(q, dtype=float)[..., :1] * (self.lead / (2 * np.pi)) * self.axis
-
-    def p(self, q):
-        return _axis_column(self.axis, np.asarray(q, dtype=float))
-
-    def k(self, q):
-        return _axis_column(self.axis * (self.lead / (2 * np.pi)), np.asarray(q, dtype=float))
-
-
-class Cylindrical(Joint):
-    """Rotation ``q[0]`` about and translation ``q[1]`` along the same ``axis``."""
-
-    kind, nq, nv, coordinate_names = "cylindrical", 2, 2, ("angle", "displacement")
-
-    def __init__(self, *args, axis):
-        super().__init__(*args)
-        self.axis = axis
-
-    def _joint_rotation(self, q):
-        return axis_angle(self.axis, q[..., 0])
-
-    def z(self, q):
-        return np.asarray(q, dtype=float)[..., 1:2] * self.axis
-
-    def p(self, q):
-        q = np.asarray(q, dtype=float)
-        out = np.zeros(q.shape[:-1] + (3, 2))
-        out[..., :, 0] = self.axis
-        return out
-
-    def k(self, q):
-        q = np.asarray(q, dtype=float)
-        out = np.zeros(q.shape[:-1] + (3, 2))
-        out[..., :, 1] = self.axis
-        return out
-
-
-class Universal(Joint):
-    """Cardan joint: ``q[0]`` about ``axes[0]`` (parent-fixed), then ``q[1]`` about the
-    rotated ``axes[1]`` (child-fixed)."""
-
-    kind, nq, nv, coordinate_names = "universal", 2, 2, ("angle1", "angle2")
-
-    def __init__(self, *args, axes):
-        super().__init__(*args)
-        self.axes = axes
-
-    def _joint_rotation(self, q):
-        return axis_angle(self.axes[0], q[..., 0]) @ axis_angle(self.axes[1], q[..., 1])
-
-    def p(self, q):
-        q = np.asarray(q, dtype=float)
-        out = np.empty(q.shape[:-1] + (3, 2))
-        out[..., :, 0] = self.axes[0]
-        out[..., :, 1] = axis_angle(self.axes[0], q[..., 0]) @ self.axes[1]
-        return out
-
-    def bias(self, q, v):
-        q = np.asarray(q, dtype=float)
-        v = np.asarray(v, dtype=float)
-        p2 = axis_angle(self.axes[0], q[..., 0]) @ self.axes[1]
-        w = (v[..., 0] * v[..., 1])[..., None] * np.cross(self.axes[0], p2)
-        return w, np.zeros_like(w)
-
-
-class Spherical(Joint):
-    """Ball joint: a unit quaternion ``(w, x, y, z)``; speeds = relative angular
-    velocity in child axes (so ``p = R_a`` and ``w_a = 0``)."""
-
-    kind, nq, nv, coordinate_names = "spherical", 4, 3, ("qw", "qx", "qy", "qz")
-
-    def _joint_rotation(self, q):
-        return quat_to_matrix(q[..., :4])
-
-    def p(self, q):
-        return self.rotation(q)
-
-    def qdot(self, q, v):
-        q = np.asarray(q, dtype=float)
-        omega_joint = np.asarray(v, dtype=float) @ self.orientation.T  # R0 v
-        return (quat_rate_matrix(q) @ omega_joint[..., None])[..., 0]
-
-    def neutral(self):
-        return np.array([1.0, 0.0, 0.0, 0.0])
-
-
-class Free(Joint):
-    """Six degrees of freedom: ``z`` (3, parent axes) then a unit quaternion."""
-
-    kind, nq, nv = "free", 7, 6
-    coordinate_names = ("x", "y", "z", "qw", "qx", "qy", "qz")
-
-    def _joint_rotation(self, q):
-        return quat_to_matrix(q[..., 3:7])
-
-    def z(self, q):
-        return np.array(np.asarray(q, dtype=float)[..., :3])
-
-    def p(self, q):
-        q = np.asarray(q, dtype=float)
-        out = np.zeros(q.shape[:-1] + (3, 6))
-        out[..., :, 3:] = self.rotation(q)
-        return out
-
-    def k(self, q):
-        q = np.asarray(q, dtype=float)
-        out = np.zeros(q.shape[:-1] + (3, 6))
-        out[..., :, :3] = _EYE
-        return out
-
-    def qdot(self, q, v):
-        q = np.asarray(q, dtype=float)
-        v = np.asarray(v, dtype=float)
-        omega_joint = v[..., 3:] @ self.orientation.T
-        quat_dot = (quat_rate_matrix(q[..., 3:7]) @ omega_joint[..., None])[..., 0]
-        return np.concatenate([v[..., :3], quat_dot], axis=-1)
-
-    def neutral(self):
-        return np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
-
-
-class Fixed(Joint):
-    """No relative motion (a weld): ``R_a = orientation``, ``z = 0``; ``nq = nv = 0``."""
-
-    kind, nq, nv, coordinate_names = "fixed", 0, 0, ()
-
-
-JOINT_KINDS = {
-    cls.kind: cls
-    for cls in (Revolute, Prismatic, Screw, Cylindrical, Universal, Spherical, Free, Fixed)
-}
-_NEEDS_AXIS = {"revolute", "prismatic", "screw", "cylindrical"}
-
-
-# ------------------------------------------------------------------ loads, base
-@dataclass(eq=False)
-class Load:
-    """A force and/or moment applied to a body (constant or a function of time).
+# ------------------------------------------------------------------ force elements
+class Load(_Element):
+    """A force and/or moment applied to a body: constants or callables ``f(t, q, qd)``.
 
     ``force`` acts at ``point`` (body axes, from the centre of mass); ``frame`` says
     whether the vectors are given in inertial (``"world"``) or body (``"body"``) axes.
     """
 
-    body: int
-    force: Callable | None
-    torque: Callable | None
-    point: np.ndarray
-    frame: str
-    name: str
+    _label = "load"
+
+    def __init__(self, body, force, torque, point, frame, name, model=None):
+        self._init(model, body=body, force=force, torque=torque, point=point, frame=frame,
+                   name=name)
 
 
+class Spring(_Element):
+    """A linear spring-damper between a point of ``body_a`` and a point of ``body_b``.
+
+    Tension ``T = stiffness (L - rest_length) + damping dL/dt`` (positive pulls the points
+    together), ``L`` the distance between the points. ``stiffness``, ``rest_length``,
+    ``damping``, ``point_a`` and ``point_b`` may be reassigned.
+    """
+
+    _PARAMETERS = ("stiffness", "rest_length", "damping", "point_a", "point_b")
+    _label = "spring"
+
+    def __init__(self, name, body_a, body_b, model=None, **params):
+        self._init(model, name=name, body_a=body_a, body_b=body_b)
+        for key in self._PARAMETERS:
+            object.__setattr__(self, key, self._validate(key, params[key]))
+
+    def _validate(self, attr, value):
+        what = f"spring {self.name!r}: {attr}"
+        if attr.startswith("point"):
+            return vector(value, what)
+        return _positive(value, what, allow_zero=True)
+
+    def energy(self, length):
+        """Elastic energy ``stiffness (L - rest_length)^2 / 2``."""
+        return 0.5 * self.stiffness * (length - self.rest_length) ** 2
+
+    def __repr__(self):
+        return (f"Spring({self.name!r}, stiffness={self.stiffness}, "
+                f"rest_length={self.rest_length}, damping={self.damping})")
+
+
+class JointSpring(_Element):
+    """Spring-dampers along the coordinates of one joint: generalized forces
+    ``-stiffness (q - rest) - damping qd`` (one value per coordinate)."""
+
+    _PARAMETERS = ("stiffness", "rest", "damping")
+    _label = "joint spring"
+
+    def __init__(self, joint, model=None, **params):
+        self._init(model, joint=joint, name=joint.name)
+        for key in self._PARAMETERS:
+            object.__setattr__(self, key, self._validate(key, params[key]))
+
+    def _validate(self, attr, value):
+        what = f"joint spring on {self.joint.name!r}: {attr}"
+        n = self.joint.nv
+        if np.iscomplexobj(value):
+            raise ShapeError(f"{what} must be real")
+        try:
+            arr = np.broadcast_to(np.asarray(value, dtype=float), (n,))
+        except (TypeError, ValueError):
+            raise ShapeError(f"{what} must be a number or {n} numbers (one per coordinate "
+                             f"{list(self.joint.coordinate_names)}), got {value!r}") from None
+        if not np.all(np.isfinite(arr)):
+            raise ModelError(f"{what} must be finite, got {arr.tolist()}")
+        if attr != "rest" and np.any(arr < 0):
+            raise ModelError(f"{what} must be non-negative, got {arr.tolist()}")
+        return frozen(arr)
+
+
+class GeneralizedForce(_Element):
+    """Generalized forces ``fn(t, q, qd)`` of shape (nv,) (e.g. a control law)."""
+
+    _label = "generalized force"
+
+    def __init__(self, name, fn, model=None):
+        self._init(model, name=name, fn=fn)
+
+
+# -------------------------------------------------------------------- base motion
 class BaseMotion:
     """Prescribed motion of body 0: each entry a constant or a callable of time ``t``.
 
@@ -526,6 +436,42 @@ class BaseMotion:
         return out
 
 
+# -------------------------------------------------------------------------- state
+@dataclass
+class State:
+    """A checked state (see :meth:`Model.check_state`): arrays flattened to one batch axis.
+
+    Attributes
+    ----------
+    q : (B, nq) with unit quaternions; qd, tau, qdd : (B, nv) or None
+    batch : tuple
+        The broadcast leading shape of the inputs (``()`` for single states).
+    t : float
+    """
+
+    q: np.ndarray
+    qd: np.ndarray | None
+    tau: np.ndarray | None
+    qdd: np.ndarray | None
+    batch: tuple
+    t: float
+    model: object = None
+
+    def result(self, out, what="the result"):
+        """Reshape a (B, ...) result to ``batch + (...)``; refuse non-finite values with
+        :class:`~mbcourse.errors.SingularSystemError` naming the likely cause."""
+        out = np.asarray(out)
+        if not np.all(np.isfinite(out)):
+            item = int(np.argwhere(~np.isfinite(out.reshape(out.shape[0], -1)))[0, 0])
+            speeds = 0.0 if self.qd is None else float(np.abs(self.qd[item]).max(initial=0.0))
+            cause = (f"the speeds are too large to square (max |qd| = {speeds:.3g})"
+                     if speeds > 1e100 else
+                     "the mass matrix is singular at this configuration or the forces overflow")
+            where = f" (batch item {np.unravel_index(item, self.batch)})" if self.batch else ""
+            raise SingularSystemError(f"{what} is not finite{where}: {cause}")
+        return out.reshape(self.batch + out.shape[1:])
+
+
 # -------------------------------------------------------------------------- model
 class Model:
     """A system of rigid bodies: the input of every formulation of the course.
@@ -555,20 +501,139 @@ class Model:
     >>> # both rods turn about the shoulder: (1/12 + 0.5**2)/2 + (1/12 + 1.5**2)/2 = 4/3
     >>> round(float(m.kinetic_energy([0.0, 0.0], [1.0, 0.0])), 12)
     1.333333333333
+    >>> m.body("lower").mass = 2.0     # a change: every formulation sees it on its next call
+    >>> round(float(m.kinetic_energy([0.0, 0.0], [1.0, 0.0])), 12)
+    2.458333333333
     """
+
+    _SETTABLE = ("gravity", "base_motion")
 
     def __init__(self, gravity=(0.0, 0.0, 0.0), base="ground"):
         if not isinstance(base, str) or not base:
             raise ModelError(f"base must be a non-empty name, got {base!r}")
-        self.gravity = _vector(gravity, "gravity")
-        self.bodies = [Body(base, 0, None, None)]
-        self.joints = []
-        self.loads = []
-        self.base_motion = None
-        self.parameters = {}  # free-form: the dimensions a model builder used
-        self._body_index = {base: 0}
-        self._joint_index = {}
-        self._cache = {}
+        d = self.__dict__
+        d["_version"] = 0
+        d["_prepared"] = {}
+        d["gravity"] = vector(gravity, "gravity")
+        d["base_motion"] = None
+        d["_bodies"] = [Body(base, 0, None, None, self)]
+        d["_joints"] = []
+        d["_loads"] = []
+        d["_springs"] = []
+        d["_joint_springs"] = []
+        d["_generalized_forces"] = []
+        d["parameters"] = {}  # free-form: the dimensions a model builder used
+        d["_body_index"] = {base: 0}
+        d["_joint_index"] = {}
+
+    def __setattr__(self, attr, value):
+        if attr == "gravity":
+            value = vector(value, "gravity")
+        elif attr == "base_motion":
+            if value is not None and not isinstance(value, BaseMotion):
+                raise ModelError("base_motion must be None (a fixed base) or set with "
+                                 "model.set_base_motion(...)")
+        elif attr == "parameters":
+            if not isinstance(value, dict):
+                raise ModelError(f"Model.parameters must be a dict, got {type(value).__name__}")
+        elif not attr.startswith("_"):
+            raise ModelError(
+                f"Model.{attr} cannot be assigned; change a model through add_body, add_joint, "
+                "add_force, add_spring, add_joint_spring, set_base_motion, by assigning a "
+                "body's or joint's parameters, or the gravity"
+            )
+        self.__dict__[attr] = value
+        self._touch()
+
+    # ----------------------------------------------------- version, prepared data
+    @property
+    def version(self):
+        """A counter bumped by every change of the model (prepared data is keyed on it)."""
+        return self._version
+
+    def _touch(self):
+        self.__dict__["_version"] += 1
+        self._prepared.clear()
+
+    def prepared(self, key, build):
+        """Prepared data of a formulation: ``build()`` once per model version.
+
+        Formulations derive their constant arrays (graph matrices, joint order, hinge and
+        barycentric vectors, row patterns) in a function ``prepare(model)`` that calls this;
+        any change of the model drops every prepared item, so no answer is ever stale.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.models.double_pendulum()
+        >>> masses = m.prepared("masses", m.masses)
+        >>> m.prepared("masses", lambda: None) is masses   # built once per version
+        True
+        >>> m.body(1).mass = 3.0
+        >>> m.prepared("masses", m.masses).tolist()
+        [3.0, 1.0]
+        """
+        try:
+            return self._prepared[key]
+        except KeyError:
+            value = self._prepared[key] = build()
+            return value
+
+    @property
+    def _cache(self):  # the old name of the prepared-data dictionary
+        return self._prepared
+
+    def copy(self):
+        """An independent deep copy (same names and parameters, fresh prepared data).
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> a = mb.models.double_pendulum()
+        >>> b = a.copy()
+        >>> b.body(2).mass = 5.0
+        >>> a.body(2).mass, b.body(2).mass
+        (1.0, 5.0)
+        """
+        new = _copy.deepcopy(self)
+        new._prepared.clear()
+        for part in new._bodies + new._joints + new._springs + new._joint_springs + new._loads:
+            for key, value in vars(part).items():
+                for arr in (value if isinstance(value, tuple) else (value,)):
+                    if isinstance(arr, np.ndarray):
+                        arr.flags.writeable = False
+        return new
+
+    # ------------------------------------------------------------- the parts
+    @property
+    def bodies(self):
+        """The bodies, base first (a tuple: add bodies with :meth:`add_body`)."""
+        return tuple(self._bodies)
+
+    @property
+    def joints(self):
+        """The joints in the order they were added (a tuple)."""
+        return tuple(self._joints)
+
+    @property
+    def loads(self):
+        """The loads of :meth:`add_force` (a tuple)."""
+        return tuple(self._loads)
+
+    @property
+    def springs(self):
+        """The spring-dampers of :meth:`add_spring` (a tuple)."""
+        return tuple(self._springs)
+
+    @property
+    def joint_springs(self):
+        """The joint spring-dampers of :meth:`add_joint_spring` (a tuple)."""
+        return tuple(self._joint_springs)
+
+    @property
+    def generalized_force_elements(self):
+        """The callables of :meth:`add_generalized_force` (a tuple)."""
+        return tuple(self._generalized_forces)
 
     # -------------------------------------------------------------- building
     def add_body(self, name, mass, inertia):
@@ -591,23 +656,23 @@ class Model:
                 f"body {name!r} already exists (body names must be unique; "
                 f"existing: {list(self._body_index)})"
             )
-        body = Body(name, len(self.bodies), _positive(mass, f"body {name!r}: mass"),
-                    _inertia(inertia, name))
-        self.bodies.append(body)
+        body = Body(name, len(self._bodies), _positive(mass, f"body {name!r}: mass"),
+                    _inertia(inertia, name), self)
+        self._bodies.append(body)
         self._body_index[name] = body.index
-        self._cache.clear()
+        self._touch()
         return body
 
-    def _resolve_body(self, ref, role, joint):
+    def _resolve_body(self, ref, role, owner):
         if isinstance(ref, Body):
             ref = ref.name
         if isinstance(ref, str) and ref in self._body_index:
             return self._body_index[ref]
         if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool) \
-                and 0 <= ref < len(self.bodies):
+                and 0 <= ref < len(self._bodies):
             return int(ref)
         raise ModelError(
-            f"joint {joint!r}: unknown {role} {ref!r}; known bodies: {list(self._body_index)}"
+            f"{owner}: unknown {role} {ref!r}; known bodies: {list(self._body_index)}"
         )
 
     def add_joint(self, name, kind, parent, child, parent_point=(0.0, 0.0, 0.0),
@@ -648,88 +713,162 @@ class Model:
             raise ModelError(
                 f"joint {name!r}: unknown kind {kind!r}; valid kinds: {sorted(JOINT_KINDS)}"
             )
-        ip = self._resolve_body(parent, "parent", name)
-        im = self._resolve_body(child, "child", name)
+        ip = self._resolve_body(parent, "parent", f"joint {name!r}")
+        im = self._resolve_body(child, "child", f"joint {name!r}")
         if ip == im:
             raise TopologyError(
-                f"joint {name!r} connects body {self.bodies[ip].name!r} to itself; "
+                f"joint {name!r} connects body {self._bodies[ip].name!r} to itself; "
                 "a joint joins two different bodies"
             )
-        for other in self.joints:
+        for other in self._joints:
             if {other.parent, other.child} == {ip, im}:
                 raise TopologyError(
-                    f"joint {name!r}: bodies {self.bodies[ip].name!r} and {self.bodies[im].name!r} "
-                    f"are already joined by {other.name!r}; the book's rule is one joint per pair "
-                    "of bodies (combine them into one joint of more degrees of freedom)"
+                    f"joint {name!r}: bodies {self._bodies[ip].name!r} and "
+                    f"{self._bodies[im].name!r} are already joined by {other.name!r}; the "
+                    "book's rule is one joint per pair of bodies (combine them into one joint "
+                    "of more degrees of freedom)"
                 )
-        pp = _vector(parent_point, f"joint {name!r}: parent_point")
-        cp = _vector(child_point, f"joint {name!r}: child_point")
-        if orientation is None:
-            R0 = _EYE.copy()
-        else:
-            R0 = np.asarray(orientation, dtype=float)
-            if R0.shape != (3, 3) or not is_rotation(R0, 1e-9):
-                raise ModelError(
-                    f"joint {name!r}: orientation must be a 3x3 rotation matrix "
-                    "(orthonormal, determinant +1)"
-                )
+        pp = vector(parent_point, f"joint {name!r}: parent_point")
+        cp = vector(child_point, f"joint {name!r}: child_point")
+        R0 = frozen(_EYE) if orientation is None else \
+            rotation_matrix(orientation, f"joint {name!r}: orientation")
+        cls = JOINT_KINDS[kind]
         extra = {}
-        if kind in _NEEDS_AXIS:
-            if axis is None:
-                raise ModelError(f"joint {name!r} ({kind}) needs axis=(x, y, z)")
-            extra["axis"] = _unit(axis, f"joint {name!r}: axis")
-        elif axis is not None:
-            raise ModelError(f"joint {name!r}: a {kind} joint takes no axis (got axis={axis!r})")
-        if kind == "universal":
-            if axes is None or len(axes) != 2:
-                raise ModelError(f"joint {name!r} (universal) needs axes=(axis1, axis2)")
-            a1 = _unit(axes[0], f"joint {name!r}: axes[0]")
-            a2 = _unit(axes[1], f"joint {name!r}: axes[1]")
-            if np.linalg.norm(np.cross(a1, a2)) < 1e-6:
-                raise ModelError(f"joint {name!r}: the two universal-joint axes must not be parallel")
-            extra["axes"] = (a1, a2)
-        elif axes is not None:
-            raise ModelError(f"joint {name!r}: only universal joints take axes=")
-        if kind == "screw":
-            if lead is None or isinstance(lead, bool) or not isinstance(lead, numbers.Real) \
-                    or not np.isfinite(lead) or lead == 0:
-                raise ModelError(
-                    f"joint {name!r} (screw) needs a finite nonzero lead (advance per turn), "
-                    f"got {lead!r}"
-                )
-            extra["lead"] = float(lead)
-        elif lead is not None:
-            raise ModelError(f"joint {name!r}: only screw joints take lead=")
-        joint = JOINT_KINDS[kind](name, len(self.joints), ip, im, pp, cp, R0, **extra)
-        joint._parent_name, joint._child_name = self.bodies[ip].name, self.bodies[im].name
+        for key, value in (("axis", axis), ("axes", axes), ("lead", lead)):
+            if key in cls._PARAMETERS:
+                if value is None:
+                    example = {"axis": "axis=(x, y, z)", "axes": "axes=(axis1, axis2)",
+                               "lead": "a finite nonzero lead= (advance per turn)"}[key]
+                    raise ModelError(f"joint {name!r} ({kind}) needs {example}")
+                extra[key] = value
+            elif value is not None:
+                owners = {"axis": "revolute, prismatic, screw and cylindrical", "axes": "universal",
+                          "lead": "screw"}[key]
+                raise ModelError(f"joint {name!r}: only {owners} joints take {key}= "
+                                 f"(a {kind} joint got {key}={value!r})")
+        joint = cls(name, len(self._joints), ip, im, pp, cp, R0, model=self, **extra)
+        for key in extra:  # validated like a later assignment
+            object.__setattr__(joint, key, joint._validate(key, extra[key]))
+        joint._parent_name, joint._child_name = self._bodies[ip].name, self._bodies[im].name
         joint.q_slice = slice(self.nq, self.nq + joint.nq)
         joint.v_slice = slice(self.nv, self.nv + joint.nv)
-        self.joints.append(joint)
+        joint._freeze()
+        self._joints.append(joint)
         self._joint_index[name] = joint.index
-        self._cache.clear()
+        self._touch()
         return joint
+
+    def _new_name(self, name, prefix, existing):
+        label = name or f"{prefix}{len(existing) + 1}"
+        if not isinstance(label, str):
+            raise ModelError(f"a {prefix} name must be a string, got {label!r}")
+        if any(e.name == label for e in existing):
+            raise ModelError(f"{prefix} {label!r} already exists (names must be unique)")
+        return label
 
     def add_force(self, body, force=None, torque=None, point=(0.0, 0.0, 0.0), frame="world",
                   name=None):
         """Apply a force (at ``point``) and/or a moment to a body; returns the :class:`Load`.
 
-        ``force`` and ``torque`` are arrays of shape (3,) or callables ``f(t)``; ``frame`` is
-        ``"world"`` (inertial axes) or ``"body"`` (body axes, turning with the body).
-        Gravity is added automatically from ``Model(gravity=...)``.
+        ``force`` and ``torque`` are arrays of shape (3,) or callables ``f(t, q, qd)``
+        returning (3,) (called once per state, with ``q`` (nq,) and ``qd`` (nv,));
+        ``frame`` is ``"world"`` (inertial axes) or ``"body"`` (body axes, turning with the
+        body). Gravity is added automatically from ``Model(gravity=...)``.
         """
-        idx = self._resolve_body(body, "body", name or "force")
+        label = self._new_name(name, "load", self._loads)
+        idx = self._resolve_body(body, "body", f"load {label!r}")
         if idx == 0:
-            raise ModelError("a load on the base body has no effect; apply it to a moving body")
+            raise ModelError(f"load {label!r}: a load on the base body has no effect; apply "
+                             "it to a moving body")
         if frame not in ("world", "body"):
-            raise ModelError(f"load frame must be 'world' or 'body', got {frame!r}")
+            raise ModelError(f"load {label!r}: frame must be 'world' or 'body', got {frame!r}")
         if force is None and torque is None:
-            raise ModelError("add_force needs force= and/or torque=")
-        label = name or f"load{len(self.loads) + 1}"
-        load = Load(idx, _time_function(force, f"load {label!r}: force", (3,)),
-                    _time_function(torque, f"load {label!r}: torque", (3,)),
-                    _vector(point, f"load {label!r}: point"), frame, label)
-        self.loads.append(load)
+            raise ModelError(f"load {label!r}: add_force needs force= and/or torque=")
+        load = Load(idx, _state_function(force, f"load {label!r}: force", (3,)),
+                    _state_function(torque, f"load {label!r}: torque", (3,)),
+                    vector(point, f"load {label!r}: point"), frame, label, self)
+        self._loads.append(load)
+        self._touch()
         return load
+
+    def add_spring(self, name, body_a, body_b, point_a=(0.0, 0.0, 0.0), point_b=(0.0, 0.0, 0.0),
+                   stiffness=0.0, rest_length=0.0, damping=0.0):
+        """A linear spring-damper along the line between a point of each body.
+
+        Parameters
+        ----------
+        name : str
+        body_a, body_b : str or int
+            Two different bodies (``"ground"`` allowed).
+        point_a, point_b : array_like, shape (3,)
+            Attachment points in body axes from the centre of mass (inertial axes for the
+            base).
+        stiffness, rest_length, damping : float
+            Non-negative. Tension ``T = stiffness (L - rest_length) + damping dL/dt``.
+
+        Returns
+        -------
+        Spring
+
+        Examples
+        --------
+        A mass on a vertical spring hangs still where ``k (L - L0) = m g``:
+
+        >>> import numpy as np, mbcourse as mb
+        >>> m = mb.Model(gravity=(0, -9.81, 0))
+        >>> _ = m.add_body("mass", 1.0, [0.1, 0.1, 0.1])
+        >>> _ = m.add_joint("slide", "prismatic", "ground", "mass", axis=(0, 1, 0))
+        >>> _ = m.add_spring("k", "ground", "mass", point_a=(0, 1, 0), stiffness=100.0,
+        ...                  rest_length=0.5)
+        >>> y = 1.0 - 0.5 - 9.81 / 100.0
+        >>> float(mb.tree.forward_dynamics(m, [y], [0.0])[0]) + 0.0
+        0.0
+        """
+        label = self._new_name(name, "spring", self._springs)
+        a = self._resolve_body(body_a, "body_a", f"spring {label!r}")
+        b = self._resolve_body(body_b, "body_b", f"spring {label!r}")
+        if a == b:
+            raise TopologyError(f"spring {label!r} connects body {self._bodies[a].name!r} to "
+                                "itself; a spring joins two different bodies")
+        spring = Spring(label, a, b, self, point_a=point_a, point_b=point_b, stiffness=stiffness,
+                        rest_length=rest_length, damping=damping)
+        self._springs.append(spring)
+        self._touch()
+        return spring
+
+    def add_joint_spring(self, joint, stiffness=0.0, rest=0.0, damping=0.0):
+        """Spring-dampers along a joint's coordinates: ``tau = -stiffness (q - rest) -
+        damping qd`` (numbers, or one per coordinate).
+
+        Joints whose speeds are not coordinate rates (spherical, free) are refused.
+        """
+        j = self.joint(joint.name if isinstance(joint, Joint) else joint)
+        if j.nq != j.nv or j.quaternion is not None:
+            raise ModelError(f"joint {j.name!r} ({j.kind}): a joint spring acts along "
+                             "coordinates whose rates are the speeds; use add_spring or "
+                             "add_generalized_force for spherical and free joints")
+        if j.nv == 0:
+            raise ModelError(f"joint {j.name!r} is fixed: it has no coordinates for a spring")
+        if any(s.joint is j for s in self._joint_springs):
+            raise ModelError(f"joint {j.name!r} already has a joint spring; assign its "
+                             "stiffness, rest or damping instead")
+        element = JointSpring(j, self, stiffness=stiffness, rest=rest, damping=damping)
+        self._joint_springs.append(element)
+        self._touch()
+        return element
+
+    def add_generalized_force(self, fn, name=None):
+        """Generalized forces ``fn(t, q, qd)`` -> (nv,), added to every formulation's ``tau``
+        (a control law, friction, ...)."""
+        label = self._new_name(name, "generalized force", self._generalized_forces)
+        element = GeneralizedForce(label, _state_function(fn, f"generalized force {label!r}",
+                                                          (self.nv,)), self)
+        if not callable(element.fn):
+            raise ModelError(f"generalized force {label!r} must be a callable f(t, q, qd); "
+                             "pass constant forces as tau")
+        self._generalized_forces.append(element)
+        self._touch()
+        return element
 
     def set_base_motion(self, **entries):
         """Prescribe the motion of body 0, see :class:`BaseMotion` (``None`` entries: fixed)."""
@@ -740,50 +879,42 @@ class Model:
     @property
     def n(self):
         """Number of bodies other than the base."""
-        return len(self.bodies) - 1
+        return len(self._bodies) - 1
 
     @property
     def m(self):
         """Number of joints."""
-        return len(self.joints)
+        return len(self._joints)
 
     @property
     def nq(self):
         """Length of the configuration vector ``q``."""
-        return sum(j.nq for j in self.joints)
+        return self.prepared("nq", lambda: sum(j.nq for j in self._joints))
 
     @property
     def nv(self):
         """Length of the generalized-speed vector ``v`` (= degrees of freedom of a tree)."""
-        return sum(j.nv for j in self.joints)
+        return self.prepared("nv", lambda: sum(j.nv for j in self._joints))
 
     def body(self, name):
         """The :class:`Body` with this name (or number)."""
-        return self.bodies[self._resolve_body(name, "body", "lookup")]
+        return self._bodies[self._resolve_body(name, "body", "Model.body")]
 
     def joint(self, name):
         """The :class:`Joint` with this name."""
         if name not in self._joint_index:
             raise ModelError(f"unknown joint {name!r}; known joints: {list(self._joint_index)}")
-        return self.joints[self._joint_index[name]]
+        return self._joints[self._joint_index[name]]
 
     @property
     def q_names(self):
         """Names of the configuration coordinates, e.g. ``'shoulder.angle'``."""
-        return [f"{j.name}.{c}" for j in self.joints for c in j.coordinate_names]
+        return [f"{j.name}.{c}" for j in self._joints for c in j.coordinate_names]
 
     @property
     def v_names(self):
         """Names of the generalized speeds."""
-        names = []
-        for j in self.joints:
-            if j.kind == "spherical":
-                names += [f"{j.name}.wx", f"{j.name}.wy", f"{j.name}.wz"]
-            elif j.kind == "free":
-                names += [f"{j.name}.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
-            else:
-                names += [f"{j.name}.{c}" for c in j.coordinate_names]
-        return names
+        return [f"{j.name}.{c}" for j in self._joints for c in j.v_names]
 
     def validate(self):
         """Check the model is complete: at least one joint, every body connected to the base.
@@ -793,47 +924,49 @@ class Model:
         TopologyError
             Naming the bodies that hang in the air.
         """
-        if not self.joints:
+        if not self._joints:
             raise TopologyError("the model has no joints: connect every body to the base")
-        ip = np.array([j.parent for j in self.joints])
-        im = np.array([j.child for j in self.joints])
-        _, _, _, _, seen = _graph._bfs_tree(ip, im, self.n)
+        ip = np.array([j.parent for j in self._joints])
+        im = np.array([j.child for j in self._joints])
+        seen = _graph.reachable(ip, im, self.n)
         if not seen.all():
-            names = [self.bodies[i].name for i in np.flatnonzero(~seen)]
+            names = [self._bodies[i].name for i in np.flatnonzero(~seen)]
             raise TopologyError(
-                f"bodies {names} are not connected to {self.bodies[0].name!r} by any chain of "
+                f"bodies {names} are not connected to {self._bodies[0].name!r} by any chain of "
                 "joints; add a joint (a 'free' joint for a floating body)"
             )
 
     @property
     def graph(self):
         """The :class:`mbcourse.graph.Graph` of the model (i+ = parent, i- = child)."""
-        if "graph" not in self._cache:
+        def build():
             self.validate()
-            self._cache["graph"] = _graph.Graph(
-                np.array([j.parent for j in self.joints]),
-                np.array([j.child for j in self.joints]),
-                tuple(b.name for b in self.bodies),
-                tuple(j.name for j in self.joints),
+            return _graph.Graph(
+                np.array([j.parent for j in self._joints]),
+                np.array([j.child for j in self._joints]),
+                tuple(b.name for b in self._bodies),
+                tuple(j.name for j in self._joints),
             )
-        return self._cache["graph"]
+        return self.prepared("graph", build)
 
     def _tree(self):
-        """Traversal of the spanning tree from the base (cached).
+        """Traversal of the spanning tree from the base (prepared once per version).
 
         Returns a list of ``(joint, forward)`` in parent-before-child order, where
         ``forward`` tells whether the joint's parent is the body nearer the base.
         """
-        if "tree" not in self._cache:
+        def build():
             g = self.graph
             tree, _ = g.spanning_tree()
             pred_v, pred_a, order = _graph.predecessors(g.i_plus[tree], g.i_minus[tree], g.n)
             steps = []
             for body in order[1:]:
-                joint = self.joints[tree[pred_a[body]]]
+                joint = self._joints[tree[pred_a[body]]]
                 steps.append((joint, joint.child == body))
-            self._cache["tree"] = steps
-        return self._cache["tree"]
+            return steps
+        return self.prepared("tree", build)
+
+    tree_traversal = _tree
 
     def require_tree(self, method):
         """Return the graph, or raise ``TopologyError`` naming the joints that close loops.
@@ -847,7 +980,7 @@ class Model:
         if not g.is_tree:
             _, cut = g.spanning_tree()
             raise TopologyError(
-                f"{method} needs a tree, but joints {[self.joints[a].name for a in cut]} close "
+                f"{method} needs a tree, but joints {[self._joints[a].name for a in cut]} close "
                 "loops; use mb.cartesian.forward_dynamics (constraint rows handle loops) or cut "
                 "those joints (the cut-joint method of section 3.6)"
             )
@@ -867,8 +1000,7 @@ class Model:
             For closed loops (naming the joints that close them) and for joints whose child
             is nearer the base (a recursion needs each body after its parent).
         """
-        key = ("outward_joints",)
-        if key not in self._cache:
+        def build():
             self.require_tree(method)
             steps = self._tree()
             backward = [j.name for j, forward in steps if not forward]
@@ -878,65 +1010,142 @@ class Model:
                     f"{method} walks outward from the base: add those joints with parent and "
                     "child swapped"
                 )
-            self._cache[key] = [j for j, _ in steps]
-        return self._cache[key]
+            return [j for j, _ in steps]
+        return self.prepared(("outward_joints",), build)
 
     # ---------------------------------------------------------- state checks
     def _check_array(self, name, value, size, labels):
+        """``labels`` is a function giving the coordinate names (built only for a message)."""
+        if np.iscomplexobj(value):
+            raise ShapeError(f"{name} must be real numbers, got a complex array "
+                             f"({', '.join(labels()) or 'no coordinates'})")
         try:
             arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             raise ShapeError(f"{name} must be an array of {size} numbers, got {value!r}") from None
         if arr.ndim == 0 or arr.shape[-1] != size:
             raise ShapeError(
-                f"{name} must have shape ({size},) or (batch, {size}) for this model "
-                f"({', '.join(labels) or 'no coordinates'}), got shape {arr.shape}"
+                f"{name} must have shape ({size},) or (..., {size}) for this model "
+                f"({', '.join(labels()) or 'no coordinates'}), got shape {arr.shape}"
             )
         bad = ~np.isfinite(arr)
         if bad.any():
             where = np.argwhere(bad)[0]
             idx = int(where[-1])
             raise ShapeError(
-                f"{name}[{', '.join(map(str, where))}] ({labels[idx]}) is {arr[tuple(where)]}: "
+                f"{name}[{', '.join(map(str, where))}] ({labels()[idx]}) is {arr[tuple(where)]}: "
                 "every entry must be finite"
             )
         return arr
 
     def check_q(self, q):
-        """Validate a configuration of shape (nq,) or (B, nq); returns it as floats."""
-        return self._check_array("q", q, self.nq, self.q_names)
+        """Validate a configuration of shape (..., nq); returns floats with unit
+        quaternions (renormalized within ``QUATERNION_TOL``, refused beyond)."""
+        q = self._check_array("q", q, self.nq, lambda: self.q_names)
+        if self.prepared("has_quaternions",
+                         lambda: any(j.quaternion is not None for j in self._joints)):
+            q = normalize_quaternions(self._joints, np.array(q), self.q_names)
+        return q
 
     def check_v(self, v, name="qd"):
-        """Validate generalized speeds (or accelerations) of shape (nv,) or (B, nv)."""
-        return self._check_array(name, v, self.nv, self.v_names)
+        """Validate generalized speeds (or accelerations) of shape (..., nv)."""
+        return self._check_array(name, v, self.nv, lambda: self.v_names)
 
     def check_tau(self, tau):
         """Validate generalized forces (``None`` means zero)."""
         if tau is None:
             return np.zeros(self.nv)
-        return self._check_array("tau", tau, self.nv, self.v_names)
+        return self._check_array("tau", tau, self.nv, lambda: self.v_names)
+
+    def check_state(self, q, qd=None, tau=None, *, qdd=None, t=0.0):
+        """The one input check of every public function.
+
+        Parameters
+        ----------
+        q : array_like, shape (..., nq)
+        qd, tau, qdd : array_like, shape (..., nv), optional
+            ``tau=None`` gives zeros; ``qd``/``qdd`` left ``None`` stay ``None``.
+        t : float
+
+        Returns
+        -------
+        State
+            Arrays broadcast to one common batch and flattened to ``(B, n)``;
+            ``State.result`` restores the batch shape.
+
+        Raises
+        ------
+        ShapeError
+            Wrong last dimension, batch shapes that do not broadcast (naming both), complex,
+            NaN or infinite entries (naming the coordinate), a time that is not a real number.
+        InconsistentStateError
+            A zero or far-from-unit quaternion (naming the joint).
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.models.double_pendulum()
+        >>> s = m.check_state([[0.1, 0.2]] * 5, [0.0, 1.0])
+        >>> s.q.shape, s.qd.shape, s.batch
+        ((5, 2), (5, 2), (5,))
+        >>> m.check_state([[0.1, 0.2]] * 5, [[0.0, 1.0]] * 4)
+        Traceback (most recent call last):
+        ...
+        mbcourse.errors.ShapeError: batch shapes do not match: q has shape (5, 2), qd has shape (4, 2)
+        """
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not np.isfinite(t):
+            raise ShapeError(f"t must be a finite real number (the time), got {t!r}")
+        arrays = {"q": self.check_q(q)}
+        for name, value in (("qd", qd), ("tau", tau), ("qdd", qdd)):
+            if value is not None:
+                arrays[name] = self.check_v(value, name)
+        try:
+            batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays.values()))
+        except ValueError:
+            shapes = ", ".join(f"{k} has shape {a.shape}" for k, a in arrays.items())
+            raise ShapeError(f"batch shapes do not match: {shapes}") from None
+        B = int(np.prod(batch, dtype=int))
+        flat = {k: np.broadcast_to(a, batch + a.shape[-1:]).reshape(B, a.shape[-1])
+                for k, a in arrays.items()}
+        if "tau" not in flat:
+            flat["tau"] = np.zeros((B, self.nv))
+        return State(flat["q"], flat.get("qd"), flat["tau"], flat.get("qdd"), tuple(batch),
+                     float(t), self)
 
     def neutral_q(self):
         """The configuration with every joint at ``q = 0`` (identity quaternions)."""
-        return np.concatenate([j.neutral() for j in self.joints]) if self.joints else np.zeros(0)
+        return np.concatenate([j.neutral() for j in self._joints]) if self._joints else np.zeros(0)
 
     def qdot(self, q, v):
         """Derivative of the configuration, ``dq/dt`` (differs from ``v`` for quaternions)."""
         q = self.check_q(q)
         v = self.check_v(v)
         out = np.empty(np.broadcast_shapes(q.shape[:-1], v.shape[:-1]) + (self.nq,))
-        for j in self.joints:
+        for j in self._joints:
             out[..., j.q_slice] = j.qdot(q[..., j.q_slice], v[..., j.v_slice])
         return out
 
     def normalize_q(self, q):
-        """Renormalize the quaternions of spherical and free joints."""
-        q = np.array(self.check_q(q), dtype=float)
-        for j in self.joints:
-            if j.kind in ("spherical", "free"):
-                s = slice(j.q_slice.stop - 4, j.q_slice.stop)
-                q[..., s] /= np.linalg.norm(q[..., s], axis=-1, keepdims=True)
-        return q
+        """Scale the quaternions of spherical and free joints to unit length (any nonzero
+        quaternion; a zero one is refused). Unlike :meth:`check_q`, which every formulation
+        calls and which refuses quaternions far from unit, this is the explicit request.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.Model()
+        >>> _ = m.add_body("a", 1.0, [1, 1, 1])
+        >>> _ = m.add_joint("ball", "spherical", "ground", "a")
+        >>> m.normalize_q([0.0, 0.0, 0.0, 5.0]).tolist()
+        [0.0, 0.0, 0.0, 1.0]
+        """
+        q = np.array(self._check_array("q", q, self.nq, lambda: self.q_names), dtype=float)
+        for j in self._joints:
+            if j.quaternion is not None:
+                s = slice(j.q_slice.start + j.quaternion.start, j.q_slice.start + j.quaternion.stop)
+                norm = np.linalg.norm(q[..., s], axis=-1, keepdims=True)
+                q[..., s] /= np.where(norm > 0, norm, 1.0)  # a zero one stays zero: refused
+        return normalize_quaternions(self._joints, q, self.q_names)
 
     # ------------------------------------------------------------ kinematics
     def body_poses(self, q, t=0.0):
@@ -1015,11 +1224,12 @@ class Model:
 
     def masses(self):
         """Masses of bodies 1..n, shape (n,)."""
-        return np.array([b.mass for b in self.bodies[1:]])
+        return self.prepared("masses", lambda: frozen([b.mass for b in self._bodies[1:]]))
 
     def inertias(self):
         """Central inertia tensors of bodies 1..n in body axes, shape (n, 3, 3)."""
-        return np.array([b.inertia for b in self.bodies[1:]])
+        return self.prepared("inertias", lambda: frozen(
+            np.array([b.inertia for b in self._bodies[1:]]).reshape(-1, 3, 3)))
 
     def kinetic_energy(self, q, v, t=0.0):
         """Kinetic energy ``sum(m v^2 / 2 + omega^T J omega / 2)``, shape (...,)."""
@@ -1031,44 +1241,182 @@ class Model:
                       + np.sum(omega_body * J_omega, axis=(-1, -2)))
 
     def potential_energy(self, q, t=0.0):
-        """Potential energy of gravity, ``-sum(m g . r)``, shape (...,)."""
-        r, _ = self.body_poses(q, t)
-        return -np.sum(self.masses() * (r[..., 1:, :] @ self.gravity), axis=-1)
+        """Potential energy of gravity and of every spring, shape (...,).
 
-    def applied_wrenches(self, q=None, t=0.0, orientations=None):
+        ``-sum(m g . r)`` plus ``stiffness (L - rest_length)^2 / 2`` of each
+        :meth:`add_spring` and ``stiffness (q - rest)^2 / 2`` of each joint spring.
+        """
+        q = self.check_q(q)
+        r, A = self.body_poses(q, t)
+        U = -np.sum(self.masses() * (r[..., 1:, :] @ self.gravity), axis=-1)
+        for s in self._springs:
+            U = U + s.energy(np.linalg.norm(self._spring_geometry(s, r, A)[2], axis=-1))
+        for s in self._joint_springs:
+            dq = q[..., s.joint.q_slice] - s.rest
+            U = U + 0.5 * np.sum(s.stiffness * dq * dq, axis=-1)
+        return U
+
+    def _spring_geometry(self, s, r, A, vel=None, omega=None):
+        """Attachment points' lever arms (inertial axes) and ``d = P_b - P_a``; with
+        velocities also ``dd/dt``."""
+        la = (A[..., s.body_a, :, :] @ s.point_a[:, None])[..., 0]
+        lb = (A[..., s.body_b, :, :] @ s.point_b[:, None])[..., 0]
+        d = r[..., s.body_b, :] + lb - r[..., s.body_a, :] - la
+        if vel is None:
+            return la, lb, d
+        dd = (vel[..., s.body_b, :] + np.cross(omega[..., s.body_b, :], lb)
+              - vel[..., s.body_a, :] - np.cross(omega[..., s.body_a, :], la))
+        return la, lb, d, dd
+
+    def _spring_tension(self, s, d, dd):
+        """Tension and unit direction from ``a`` to ``b``; refuses coinciding points where
+        the direction matters."""
+        L = np.linalg.norm(d, axis=-1)
+        scale = 1.0 + np.abs(d).max(initial=0.0)
+        if np.any(L <= 1e-12 * scale) and (s.rest_length > 0 or s.damping > 0):
+            raise SingularSystemError(
+                f"spring {s.name!r}: its two points coincide, so the direction of its force is "
+                "undefined (a spring with rest_length 0 and no damping is the only one defined "
+                "there); move its attachment points apart"
+            )
+        u = d / np.where(L > 0, L, 1.0)[..., None]
+        T = s.stiffness * (L - s.rest_length)
+        if s.damping > 0 and dd is not None:
+            T = T + s.damping * np.sum(u * dd, axis=-1)
+        return T, u, L
+
+    def _needs_state(self):
+        """Whether force elements need body positions (springs) and velocities (dampers)."""
+        springs = bool(self._springs)
+        dampers = any(s.damping > 0 for s in self._springs)
+        return springs, dampers
+
+    def applied_wrenches(self, q=None, *, qd=None, t=0.0, poses=None, velocities=None,
+                         orientations=None):
         """Resultant applied force and moment about each centre of mass, inertial axes.
 
-        Includes gravity and every :meth:`add_force` load.
+        Gravity, every :meth:`add_force` load and every :meth:`add_spring` spring-damper.
 
         Parameters
         ----------
-        q : array_like, shape (nq,) or (B, nq)
+        q : array_like, shape (..., nq)
+            The configuration (needed by springs and by callable loads).
+        qd : array_like, shape (..., nv), optional
+            The speeds (dampers and callable loads); ``None`` means at rest.
         t : float
+        poses : (r, A), optional
+            Body positions (..., n + 1, 3) and orientations (..., n + 1, 3, 3) already at
+            hand (absolute-coordinate formulations); computed from ``q`` otherwise.
+        velocities : (vel, omega), optional
+            Body velocities and angular velocities (..., n + 1, 3), inertial axes.
         orientations : ndarray, shape (..., n + 1, 3, 3), optional
-            Body orientations to use instead of ``q`` (absolute-coordinate formulations).
+            Orientations alone: enough for a model without springs.
 
         Returns
         -------
         F, M : ndarray, shape (..., n + 1, 3)
             Row 0 (the base) is zero.
         """
-        if orientations is None:
-            _, A = self.body_poses(self.check_q(q), t)
+        springs, dampers = self._needs_state()
+        state_loads = any(callable(f) for ld in self._loads for f in (ld.force, ld.torque))
+        if q is not None:
+            q = self.check_q(q)
+        if (springs or state_loads) and q is None and (poses is None or state_loads):
+            raise ShapeError("this model has springs or state-dependent loads: "
+                             "applied_wrenches needs q (and qd for dampers)")
+        if poses is not None:
+            r, A = poses
+        elif orientations is not None and not springs:
+            r, A = None, np.asarray(orientations, dtype=float)
         else:
-            A = np.asarray(orientations, dtype=float)
+            r, A = self.body_poses(q, t)
+        if qd is not None:
+            qd = self.check_v(qd)
         F = np.zeros(A.shape[:-2] + (3,))
         M = np.zeros_like(F)
         F[..., 1:, :] = self.masses()[:, None] * self.gravity
-        for load in self.loads:
+        for load in self._loads:
             Ab = A[..., load.body, :, :]
             rot = (lambda x: (Ab @ x[..., None])[..., 0]) if load.frame == "body" else (lambda x: x)
-            if load.force is not None:
-                f = np.broadcast_to(rot(np.asarray(load.force(t), dtype=float)), F[..., 0, :].shape)
-                F[..., load.body, :] += f
-                M[..., load.body, :] += np.cross((Ab @ load.point[..., None])[..., 0], f)
-            if load.torque is not None:
-                M[..., load.body, :] += rot(np.asarray(load.torque(t), dtype=float))
+            for value, is_force in ((load.force, True), (load.torque, False)):
+                if value is None:
+                    continue
+                if callable(value):
+                    vv = np.zeros(self.nv) if qd is None else qd
+                    bq = np.broadcast_shapes(q.shape[:-1], vv.shape[:-1])
+                    vec = _evaluate(value, t, np.broadcast_to(q, bq + q.shape[-1:]),
+                                    np.broadcast_to(vv, bq + vv.shape[-1:]), (3,),
+                                    f"load {load.name!r}: {'force' if is_force else 'torque'}")
+                else:
+                    vec = value
+                f = np.broadcast_to(rot(np.asarray(vec, dtype=float)), F[..., 0, :].shape)
+                if is_force:
+                    F[..., load.body, :] += f
+                    M[..., load.body, :] += np.cross((Ab @ load.point[..., None])[..., 0], f)
+                else:
+                    M[..., load.body, :] += f
+        if springs:
+            if dampers and velocities is None and qd is not None:
+                velocities = self.body_velocities(q, qd, t)
+            vel, omega = velocities if velocities is not None else (None, None)
+            for s in self._springs:
+                geo = self._spring_geometry(s, r, A, vel, omega) if vel is not None else \
+                    self._spring_geometry(s, r, A) + (None,)
+                la, lb, d, dd = geo
+                T, u, _ = self._spring_tension(s, d, dd)
+                f = T[..., None] * u  # on body a, toward b
+                F[..., s.body_a, :] += f
+                M[..., s.body_a, :] += np.cross(la, f)
+                F[..., s.body_b, :] -= f
+                M[..., s.body_b, :] -= np.cross(lb, f)
+            F[..., 0, :] = 0.0
+            M[..., 0, :] = 0.0
         return F, M
+
+    def generalized_forces(self, q, qd=None, t=0.0):
+        """Generalized forces of the joint springs and :meth:`add_generalized_force`
+        callables, shape (..., nv) (zero when the model has none).
+
+        Every formulation adds them to its ``tau``.
+        """
+        q = self.check_q(q)
+        qd = np.zeros(q.shape[:-1] + (self.nv,)) if qd is None else self.check_v(qd)
+        batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1])
+        out = np.zeros(batch + (self.nv,))
+        for s in self._joint_springs:
+            j = s.joint
+            out[..., j.v_slice] -= (s.stiffness * (q[..., j.q_slice] - s.rest)
+                                    + s.damping * qd[..., j.v_slice])
+        for g in self._generalized_forces:
+            out += _evaluate(g.fn, t, np.broadcast_to(q, batch + q.shape[-1:]),
+                             np.broadcast_to(qd, batch + qd.shape[-1:]), (self.nv,),
+                             f"generalized force {g.name!r}")
+        return out
+
+    @property
+    def has_force_elements(self):
+        """True if the model has springs, joint springs or generalized-force callables."""
+        return bool(self._springs or self._joint_springs or self._generalized_forces)
+
+    def damping_power(self, q, qd, t=0.0):
+        """Power of every damper, ``-sum c (dL/dt)^2 - sum c_j qd_j^2`` (<= 0), shape (...,).
+
+        Along a motion without other non-conservative forces, ``d(T + U)/dt`` equals it.
+        """
+        q, qd = self.check_q(q), self.check_v(qd)
+        P = np.zeros(np.broadcast_shapes(q.shape[:-1], qd.shape[:-1]))
+        if any(s.damping > 0 for s in self._springs):
+            r, A = self.body_poses(q, t)
+            vel, omega = self.body_velocities(q, qd, t)
+            for s in self._springs:
+                _, _, d, dd = self._spring_geometry(s, r, A, vel, omega)
+                L = np.linalg.norm(d, axis=-1)
+                Ldot = np.sum(d * dd, axis=-1) / np.where(L > 0, L, 1.0)
+                P = P - s.damping * Ldot ** 2
+        for s in self._joint_springs:
+            v = qd[..., s.joint.v_slice]
+            P = P - np.sum(s.damping * v * v, axis=-1)
+        return P
 
     def __repr__(self):
         return (f"Model({self.n} bodies, {self.m} joints, nq={self.nq}, nv={self.nv}, "

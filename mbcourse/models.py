@@ -141,7 +141,8 @@ def triple_pendulum():
     length 2), unit weights along ``-y`` (gravity ``(0, -1, 0)``). The program uses absolute
     rod angles; the model's coordinates are the joints' relative angles, so the absolute
     angles are the cumulative sums ``phi = cumsum(q)``. At rest with the rods horizontal the
-    absolute angular accelerations are ``(-0.5, 0, 0)`` (digest fact 19).
+    absolute angular accelerations are ``(-0.5, 0, 0)``, as the MATLAB program with
+    Fig. 3.20 (Vereshchagin's recursion) gives.
 
     Examples
     --------
@@ -322,7 +323,7 @@ def solar_array_leaves(s10=1.0, h10=0.3, s12=1.2, h12=0.2, s21=0.9, h21=0.25, m1
     fixed here; the origin is hinge 1. Leaf 1 (``"leaf1"``) is hinged to the spacecraft at
     the origin (joint ``"hinge1"``), leaf 2 (``"leaf2"``) to leaf 1 (joint ``"hinge2"``);
     both revolute about z, no gravity. The hinge vectors (centre of mass to hinge, leaf
-    axes) are the digest's reconstruction that reproduces Table 3.1::
+    axes) are the reconstruction that reproduces Table 3.1 (the book's errata page)::
 
         c11 = (-s10, h10),  c12 = (s12, -h12)   (leaf 1),   c22 = (-s21, -h21)   (leaf 2)
 
@@ -409,7 +410,7 @@ def table_3_1(model):
 # ---------------------------------------------------------------------------------------
 # Telegin 2024 (chapter 5): the six manipulators of the paper's examples 1-6.
 #
-# Conventions of the paper (digest section 3): in the zero configuration all body frames
+# Conventions of the paper (Telegin 2024, section 1): in the zero configuration all body frames
 # are parallel to the fixed frame (x right, y up, z toward the viewer); ``e_i`` is the axis
 # of a revolute joint, ``p_i`` the axis of a prismatic one; the joints are named after them
 # ("e1", "p2", ...), so joint ``k`` carries the coordinate ``q_k``. The paper's poles
@@ -537,8 +538,8 @@ def telegin_cylindrical_4(m1=5.0, m2=2.0, m3=1.5, m4=0.5, h1=1.2, l3=1.0, l4=0.4
     Reproduces ``H_113 = 2 h_q``, ``h_q = m_3 q_3 + a_4 c_4 - a_3``, ``H_42 = a_4 c_4``,
     ``H_43 = -a_4 s_4`` (``m_3 = m3 + m4``, ``a_3 = m3 l3 / 2``, ``a_4 = m4 l4 / 2``) and
     ``H_114 = -2 I_q`` with ``I_q = [a_4 q_3 + (I_4^y - I_4^x) c_4] s_4`` (moments about
-    ``O_3``). The digest prints ``(I_4^x - I_4^y)``: the sign of the inertia term is reversed
-    there (a whirling bar is pulled toward the horizontal, ``h_g4 = I_q dq_1^2 > 0``).
+    ``O_3``). A restatement with ``(I_4^x - I_4^y)`` has the sign of the inertia term reversed
+    (the book's errata page) (a whirling bar is pulled toward the horizontal, ``h_g4 = I_q dq_1^2 > 0``).
 
     Examples
     --------
@@ -610,8 +611,8 @@ def telegin_universal(m1=8.0, m2=6.0, m3=3.0, m4=1.5, m5=1.0, m6=0.5, l4=0.8, l5
     on the column's axis.
 
     The spin axis of the tool is the wrist's y axis (vertical in the zero configuration):
-    that is what the paper's ``H_63 = I_6 c_5`` and ``H_65 = 0`` require (the digest's
-    "``e_6 = z_6``" cannot be the axis in the all-frames-parallel convention). With
+    that is what the paper's ``H_63 = I_6 c_5`` and ``H_65 = 0`` require ("``e_6 = z_6``"
+    cannot be the axis in the all-frames-parallel convention). With
     ``a = a_5 + a_6`` (``a_5 = m5 |O_5 C_5|``, ``a_6 = m6 |O_5 C_6|``) the mass matrix is
     the paper's: ``H_11 = m_1``, ``H_22 = m_2``, ``H_44 = m_4`` (subsystem masses),
     ``H_31 = -a c_3 s_5``, ``H_32 = -a s_3 s_5``, ``H_33 = A - B c_5^2``,

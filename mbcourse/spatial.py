@@ -34,7 +34,25 @@ __all__ = [
     "quat_multiply",
     "quat_rate_matrix",
     "is_rotation",
+    "mv",
+    "transpose",
 ]
+
+
+def mv(M, x):
+    """Batched matrix times vector: ``(M @ x[..., None])[..., 0]``.
+
+    Examples
+    --------
+    >>> mv(np.eye(3)[None] * 2.0, np.ones((1, 3)))
+    array([[2., 2., 2.]])
+    """
+    return (M @ x[..., None])[..., 0]
+
+
+def transpose(M):
+    """Swap the last two axes (batched transpose)."""
+    return np.swapaxes(M, -1, -2)
 
 
 def skew(a):

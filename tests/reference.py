@@ -144,8 +144,9 @@ def _terms(model, q, v, t, step=None, renormalize=False, want=("M", "h", "Q")):
         moment = (I @ alpha[1:, :, None])[..., 0] + np.cross(omega, (I @ omega[..., None])[..., 0])
         out["h"] = np.einsum("ikr,ik->r", Jv, force) + np.einsum("ikr,ik->r", Jw, moment)
     if "Q" in want:
-        F, Mo = model.applied_wrenches(q, t)
-        out["Q"] = np.einsum("ikr,ik->r", Jv, F[1:]) + np.einsum("ikr,ik->r", Jw, Mo[1:])
+        F, Mo = model.applied_wrenches(q, qd=v, t=t)
+        out["Q"] = (np.einsum("ikr,ik->r", Jv, F[1:]) + np.einsum("ikr,ik->r", Jw, Mo[1:])
+                    + model.generalized_forces(q, v, t))
     return out
 
 
@@ -209,17 +210,21 @@ def bias_forces(model, q, v, t=0.0, step=None, renormalize=False):
     return _terms(model, q, v, t, step, renormalize, want=("h",))["h"]
 
 
-def generalized_applied_forces(model, q, t=0.0):
-    """Generalized applied forces ``Q(q, t) = sum_i Jv_i^T F_i + Jw_i^T M_i`` (exact).
+def generalized_applied_forces(model, q, t=0.0, v=None):
+    """Generalized applied forces ``Q(q, v, t) = sum_i Jv_i^T F_i + Jw_i^T M_i`` plus the
+    model's joint springs and generalized-force callables (exact).
 
     ``F_i, M_i`` are :meth:`Model.applied_wrenches` (force at the centre of mass and moment
-    about it, inertial axes, gravity included).
+    about it, inertial axes, gravity and springs included); ``v=None`` is at rest.
 
     Returns
     -------
     ndarray, shape (nv,)
     """
-    return _terms(model, _single_state(model, q), None, t, want=("Q",))["Q"]
+    if v is None:
+        return _terms(model, _single_state(model, q), None, t, want=("Q",))["Q"]
+    q, v = _single_state(model, q, v)
+    return _terms(model, q, v, t, want=("Q",))["Q"]
 
 
 def forward_dynamics(model, q, v, tau=None, t=0.0, step=None):

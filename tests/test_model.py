@@ -167,7 +167,7 @@ def test_applied_wrenches_gravity_and_loads():
     model.add_body("a", 2.0, [1, 1, 1])
     model.add_joint("j", "revolute", "ground", "a", child_point=(-1, 0, 0), axis=(0, 0, 1))
     model.add_force("a", force=(0, 1.0, 0), point=(1, 0, 0), frame="body")
-    model.add_force("a", torque=lambda t: (0, 0, t))
+    model.add_force("a", torque=lambda t, q, qd: (0, 0, t))
     F, M = model.applied_wrenches([np.pi / 2], t=2.0)
     # body x axis points along world y at q = pi/2: the body force (0,1,0) is world (-1,0,0)
     np.testing.assert_allclose(F[1], [-1.0, 0, -2 * 9.81], atol=1e-12)
@@ -261,7 +261,7 @@ BAD_JOINTS = [
     (dict(name="j", kind="revolute", parent="ground", child="a", axis=(0, 1)), ShapeError,
      "axis must have shape"),
     (dict(name="j", kind="spherical", parent="ground", child="a", axis=(0, 0, 1)), ModelError,
-     "takes no axis"),
+     "only revolute, prismatic, screw and cylindrical joints take axis="),
     (dict(name="j", kind="universal", parent="ground", child="a", axes=((0, 0, 1), (0, 0, 2))),
      ModelError, "must not be parallel"),
     (dict(name="j", kind="universal", parent="ground", child="a"), ModelError, "needs axes"),
@@ -307,7 +307,7 @@ def test_bad_state_vectors_are_named():
     m.add_joint("j", "revolute", "ground", "a", axis=(0, 0, 1))
     m.add_joint("k", "spherical", "a", "b")
     assert (m.nq, m.nv) == (5, 4)
-    with pytest.raises(ShapeError, match=r"q must have shape \(5,\) or \(batch, 5\)"):
+    with pytest.raises(ShapeError, match=r"q must have shape \(5,\) or \(\.\.\., 5\)"):
         m.body_poses(np.zeros(4))
     with pytest.raises(ShapeError, match=r"q\[2\] \(k.qx\) is nan"):
         m.body_poses([0, 1, np.nan, 0, 0])
@@ -328,8 +328,15 @@ def test_bad_loads_and_base():
         m.add_force("ground", force=(1, 0, 0))
     with pytest.raises(ModelError, match="'world' or 'body'"):
         m.add_force("a", force=(1, 0, 0), frame="space")
-    with pytest.raises(ShapeError, match=r"load 'push': force must give a finite array"):
-        m.add_force("a", force=lambda t: (1, 0), name="push")
+    with pytest.raises(ModelError, match=r"load 'push': force: a force callable takes \(t, q, qd\)"):
+        m.add_force("a", force=lambda t: (1, 0, 0), name="push")
+    m.add_force("a", force=lambda t, q, qd: (1, 0), name="short")
+    with pytest.raises(ShapeError, match=r"load 'short': force must return a finite array of shape \(3,\)"):
+        m.add_joint("j", "revolute", "ground", "a", axis=(0, 0, 1))
+        m.add_joint("k", "revolute", "a", "b", axis=(0, 0, 1))
+        m.applied_wrenches(m.neutral_q())
+    with pytest.raises(ModelError, match="already exists"):
+        m.add_force("a", force=(1, 0, 0), name="short")
     with pytest.raises(ModelError, match="needs force"):
         m.add_force("a")
     with pytest.raises(ModelError, match="non-empty"):
