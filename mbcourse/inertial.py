@@ -2,9 +2,9 @@
 parts (Telegin 2024).
 
 Lagrange's equations of a holonomic, scleronomic system with mass matrix ``H(q)`` are
-``H ddq + h = Q`` with the velocity-product forces ``h = dH/dt dq - dT/dq``. With
+``H qdd + h = Q`` with the velocity-product forces ``h = dH/dt qd - dT/dq``. With
 ``H_jik = dH_ji/dq_k`` (``j >= i``, erratum E25) Telegin splits ``h`` into three parts
-(formulas (1)–(5), reconstructed and verified symbolically in the digest, erratum E22)::
+(formulas (1)–(5), reconstructed and verified symbolically; see the errata page, E22)::
 
     h_ci = 1/2 H_iii dq_i^2 + sum_{j>i} H_jij dq_j^2                      (2) centrifugal
     h_oi = 1/2 dq_i sum_{k!=i} H_iik dq_k + sum_{j>i} dq_j sum_{k!=j} H_jik dq_k   (3) Coriolis
@@ -13,7 +13,7 @@ Lagrange's equations of a holonomic, scleronomic system with mass matrix ``H(q)`
 The centrifugal forces contain squares of velocities only, the Coriolis forces products of
 different velocities, and the gyroscopic forces do **no work**: ``sum_i h_gi dq_i = 0``
 identically (the Thomson–Tait definition). So a drive's power splits as
-``tau . dq = d/dt(T + U) ...`` with the gyroscopic part absent.
+``tau . qd = d/dt(T + U) ...`` with the gyroscopic part absent.
 
 * :func:`decompose` — symbolic, from a sympy matrix ``H(q)``.
 * :func:`decompose_numeric` — numbers, from a Model at a state (derivatives of ``H`` from
@@ -53,7 +53,7 @@ class Decomposition:
 
     @property
     def total(self):
-        """``h = h_c + h_o + h_g = dH/dt dq - dT/dq``."""
+        """``h = h_c + h_o + h_g = dH/dt qd - dT/dq``."""
         return self.centrifugal + self.coriolis + self.gyroscopic
 
 
@@ -220,6 +220,15 @@ def subsystem_ends(model):
     return ends
 
 
+def _single_state(model, q, qd, what):
+    """One checked state ``q`` (N,), ``qd`` (N,) or None."""
+    state = model.check_state(q, qd)
+    if state.batch != ():
+        raise ShapeError(f"{what} takes one state: q of shape ({model.nq},), got a batch of "
+                         f"shape {state.batch}")
+    return state.q[0], None if qd is None else state.qd[0]
+
+
 def mass_matrix_derivatives(model, q, h=1e-5, mass_matrix=None):
     """``dH/dq_k`` of a Model's mass matrix, shape (N, N, N) with ``[j, i, k]``.
 
@@ -233,7 +242,7 @@ def mass_matrix_derivatives(model, q, h=1e-5, mass_matrix=None):
         )
     if mass_matrix is None:
         from .tree import mass_matrix
-    q = np.asarray(model.check_q(q), dtype=float)
+    q = _single_state(model, q, None, "mass_matrix_derivatives")[0]
     N = q.size
     out = np.zeros((N, N, N))
     for k in range(N):
@@ -252,6 +261,7 @@ def decompose_numeric(model, q, qd, mass_matrix=None):
     model : Model
         Joints with ``nq == nv`` (revolute, prismatic, screw, cylindrical, universal).
     q, qd : array_like, shape (N,)
+        One state (checked with :meth:`mbcourse.Model.check_state`).
     mass_matrix : callable, optional
         ``mass_matrix(model, q)``; default :func:`mbcourse.tree.mass_matrix`.
 
@@ -268,10 +278,7 @@ def decompose_numeric(model, q, qd, mass_matrix=None):
     >>> bool(abs(d.gyroscopic @ [1.0, -2.0]) < 1e-9)      # gyroscopic forces do no work
     True
     """
-    q = np.asarray(model.check_q(q), dtype=float)
-    qd = np.asarray(model.check_v(qd), dtype=float)
-    if q.ndim != 1:
-        raise ShapeError("decompose_numeric takes one state: q of shape (N,)")
+    q, qd = _single_state(model, q, qd, "decompose_numeric")
     dH = mass_matrix_derivatives(model, q, mass_matrix=mass_matrix)
     N = q.size
     hc, ho, hg, dT, Hdot = _parts(None, dH.tolist(), qd.tolist(), lambda xs: float(sum(xs)),
@@ -283,7 +290,7 @@ def decompose_numeric(model, q, qd, mass_matrix=None):
 def powers(decomposition, qd):
     """Power of each part: ``(P_centrifugal, P_coriolis, P_gyroscopic)``.
 
-    The gyroscopic power vanishes; the other two add up to ``1/2 dq^T dH/dt dq``.
+    The gyroscopic power vanishes; the other two add up to ``1/2 qd^T dH/dt qd``.
     """
     parts = (decomposition.centrifugal, decomposition.coriolis, decomposition.gyroscopic)
     try:

@@ -4,15 +4,23 @@ The kinematics of the Model (joint rotations, joint vectors and axes; parent/chi
 are rebuilt with sympy expressions, and
 
 * ``H(q) = sum_i m_i Jv_i^T Jv_i + Jw_i^T A_i J_i A_i^T Jw_i`` (the mass matrix),
-* ``T = dq^T H dq / 2``, ``U = -sum_i m_i g . r_i``,
-* Lagrange's equations ``H ddq + h = Q + tau`` with ``h = dH/dt dq - dT/dq``, ``Q = -dU/dq``.
+* ``T = qd^T H qd / 2``, ``U = -sum_i m_i g . r_i`` plus the energy of the springs,
+  ``k (|P_b - P_a| - L0)^2 / 2`` for a spring between points ``P_a``, ``P_b``
+  (:meth:`~mbcourse.Model.add_spring`) and ``k (q - q0)^2 / 2`` for a joint spring,
+* Lagrange's equations ``H qdd + h = Q + tau`` with ``h = dH/dt qd - dT/dq`` and
+  ``Q = -dU/dq`` plus the generalized forces of constant loads (:meth:`~mbcourse.Model.add_force`).
+
+Only conservative, time-independent force elements have a closed form here: dampers,
+loads given as functions ``f(t, q, qd)`` and generalized-force callables are refused with a
+:class:`~mbcourse.errors.ModelError` naming the element (use a numeric formulation).
 
 Numbers of the model become exact rationals (``nsimplify``); any of them can be replaced by
 a symbol with ``parameters={"rod2.mass": m2, "elbow.parent_point": (L, 0, 0), ...}`` (keys:
 ``"<body>.mass"``, ``"<body>.inertia"`` (3x3 or 3 principal moments), ``"<joint>.parent_point"``,
 ``"<joint>.child_point"``). Joints: revolute, prismatic, screw, cylindrical, universal and
-fixed (coordinates whose rates are the generalized speeds). Keep models small (up to about
-six joints): symbolic expressions grow fast.
+fixed (coordinates whose rates are the generalized speeds); each joint gives its own sympy
+form (:meth:`mbcourse.joints.Joint.sympy_form`). Keep models small (up to about six joints):
+symbolic expressions grow fast.
 
 :func:`lambdify` turns the results into NumPy functions, checked against the numeric
 formulations in the tests.
@@ -43,19 +51,6 @@ def _vec(v):
     return sp.Matrix([_exact(c) for c in v])
 
 
-def _axis_angle(axis, angle):
-    import sympy as sp
-
-    a = sp.Matrix(axis)
-    K = sp.Matrix([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
-    return sp.eye(3) + sp.sin(angle) * K + (1 - sp.cos(angle)) * K * K
-
-
-def _unit(axis):
-    """The model's (already normalized) axis as exact rationals, within 1e-12 of unit."""
-    return _vec(axis)
-
-
 @dataclass
 class SymbolicModel:
     """Symbolic equations of a Model.
@@ -65,8 +60,9 @@ class SymbolicModel:
     q, qd : lists of sympy Symbols (``q1..qN``, ``dq1..dqN``)
     H : sympy Matrix (N, N), the mass matrix
     T, U : kinetic and potential energy
-    h : sympy Matrix (N, 1), velocity-product forces ``dH/dt dq - dT/dq``
-    Q : sympy Matrix (N, 1), generalized gravity forces ``-dU/dq``
+    h : sympy Matrix (N, 1), velocity-product forces ``dH/dt qd - dT/dq``
+    Q : sympy Matrix (N, 1), generalized applied forces ``-dU/dq`` (gravity, springs) plus
+        those of constant loads
     positions : list of sympy Matrix, centres of mass of bodies 1..n
     """
 
@@ -80,7 +76,7 @@ class SymbolicModel:
     positions: list
 
     def equations(self, qdd=None, tau=None):
-        """Lagrange's equations ``H ddq + h - Q - tau = 0`` as a sympy Matrix."""
+        """Lagrange's equations ``H qdd + h - Q - tau = 0`` as a sympy Matrix."""
         import sympy as sp
 
         N = len(self.q)
@@ -129,6 +125,7 @@ def derive(model, parameters=None, simplify=True):
         raise ModelError("symbolic equations are derived for trees; the model has loops")
     if model.base_motion is not None:
         raise ModelError("symbolic equations assume a fixed base")
+    _refuse_nonconservative(model)
     params = dict(parameters or {})
     known = {f"{b.name}.{k}" for b in model.bodies[1:] for k in ("mass", "inertia")}
     known |= {f"{j.name}.{k}" for j in model.joints for k in ("parent_point", "child_point")}
@@ -143,33 +140,10 @@ def derive(model, parameters=None, simplify=True):
     r = [None] * (n + 1)
     Jw = [None] * (n + 1)
     A[0], r[0], Jw[0] = sp.eye(3), sp.zeros(3, 1), sp.zeros(3, N)
-    for joint, forward in model._tree():
+    for joint, forward in model.tree_traversal():
         qa = q[joint.q_slice]
-        R0 = sp.Matrix(3, 3, [_exact(x) for x in joint.orientation.ravel()])
-        kind = joint.kind
-        z = sp.zeros(3, 1)
-        P = sp.zeros(3, joint.nv)
-        if kind in ("revolute", "screw", "cylindrical"):
-            axis = _unit(joint.axis)
-            Rj = _axis_angle(axis, qa[0])
-            P[:, 0] = axis
-            if kind == "screw":
-                z = axis * _exact(joint.lead) * qa[0] / (2 * sp.pi)
-            if kind == "cylindrical":
-                z = axis * qa[1]
-        elif kind == "prismatic":
-            axis = _unit(joint.axis)
-            Rj, z = sp.eye(3), axis * qa[0]
-        elif kind == "universal":
-            a1, a2 = (_unit(a) for a in joint.axes)
-            R1 = _axis_angle(a1, qa[0])
-            Rj = R1 * _axis_angle(a2, qa[1])
-            P[:, 0], P[:, 1] = a1, R1 * a2
-        elif kind == "fixed":
-            Rj = sp.eye(3)
-        else:  # pragma: no cover - excluded by nq == nv
-            raise ModelError(f"joint {joint.name!r}: kind {kind!r} is not supported")
-        R = Rj * R0
+        Rj, z, P = joint.sympy_form(qa)  # the joint's own rotation, vector and axes
+        R = Rj * sp.Matrix(3, 3, [_exact(x) for x in joint.orientation.ravel()])
         pp = _vec(params.get(f"{joint.name}.parent_point", joint.parent_point))
         cp = _vec(params.get(f"{joint.name}.child_point", joint.child_point))
         i, c = joint.parent, joint.child
@@ -198,14 +172,72 @@ def derive(model, parameters=None, simplify=True):
         Jv = r[k].jacobian(q)
         H += mass * Jv.T * Jv + Jw[k].T * (A[k] * Jb * A[k].T) * Jw[k]
         U += -mass * (gvec.T * r[k])[0]
+    U += _spring_energy(model, q, r, A)
     if simplify:
         H = H.applyfunc(lambda e: sp.trigsimp(sp.expand(e)))
     qdv = sp.Matrix(qd)
     T = (qdv.T * H * qdv)[0] / 2
     Hdot = H.applyfunc(lambda e: sum(sp.diff(e, qk) * dqk for qk, dqk in zip(q, qd)))
     h = Hdot * qdv - sp.Matrix([sp.diff(T, qk) for qk in q])
-    Q = sp.Matrix([-sp.diff(U, qk) for qk in q])
+    Q = sp.Matrix([-sp.diff(U, qk) for qk in q]) + _load_forces(model, q, r, A, Jw)
     return SymbolicModel(q, qd, H, T, U, h, Q, [r[k] for k in range(1, n + 1)])
+
+
+def _refuse_nonconservative(model):
+    """Dampers, state- or time-dependent loads and generalized-force callables have no
+    symbolic form here: refuse them by name."""
+    for s in model.springs:
+        if s.damping > 0:
+            raise ModelError(f"spring {s.name!r} has damping {s.damping:g}: symbolic equations "
+                             "hold gravity, springs and constant loads only; set its damping to "
+                             "0 or use a numeric formulation (mb.tree.forward_dynamics)")
+    for s in model.joint_springs:
+        if np.any(s.damping > 0):
+            raise ModelError(f"joint spring on {s.name!r} has damping {s.damping.tolist()}: "
+                             "symbolic equations hold gravity, springs and constant loads only; "
+                             "set its damping to 0 or use a numeric formulation")
+    for g in model.generalized_force_elements:
+        raise ModelError(f"generalized force {g.name!r} is a function f(t, q, qd): symbolic "
+                         "equations hold gravity, springs and constant loads only; use a "
+                         "numeric formulation (mb.tree.forward_dynamics)")
+    for load in model.loads:
+        if callable(load.force) or callable(load.torque):
+            raise ModelError(f"load {load.name!r} is a function f(t, q, qd): symbolic equations "
+                             "hold constant loads only; use a numeric formulation")
+
+
+def _spring_energy(model, q, r, A):
+    """``k (|P_b - P_a| - L0)^2 / 2`` of every spring, ``k (q - q0)^2 / 2`` of joint springs."""
+    import sympy as sp
+
+    U = sp.Integer(0)
+    for s in model.springs:
+        Pa = r[s.body_a] + A[s.body_a] * _vec(s.point_a)
+        Pb = r[s.body_b] + A[s.body_b] * _vec(s.point_b)
+        d = Pb - Pa
+        L2 = (d.T * d)[0]
+        k, L0 = _exact(s.stiffness), _exact(s.rest_length)
+        U += k * L2 / 2 if s.rest_length == 0 else k * (sp.sqrt(L2) - L0) ** 2 / 2
+    for s in model.joint_springs:
+        for qk, k, q0 in zip(q[s.joint.q_slice], s.stiffness, s.rest):
+            U += _exact(k) * (qk - _exact(q0)) ** 2 / 2
+    return U
+
+
+def _load_forces(model, q, r, A, Jw):
+    """Generalized forces of constant loads: ``Jv_P^T F + Jw^T M`` (inertial axes)."""
+    import sympy as sp
+
+    Q = sp.zeros(len(q), 1)
+    for load in model.loads:
+        k = load.body
+        turn = A[k] if load.frame == "body" else sp.eye(3)
+        if load.force is not None:
+            F = turn * _vec(load.force)
+            Q += (r[k] + A[k] * _vec(load.point)).jacobian(q).T * F
+        if load.torque is not None:
+            Q += Jw[k].T * (turn * _vec(load.torque))
+    return Q
 
 
 def mass_matrix(model, parameters=None, simplify=True):

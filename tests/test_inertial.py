@@ -1,4 +1,4 @@
-"""Chapter 5: Telegin's split (digest facts 22-24), the numeric variant against the symbolic
+"""Chapter 5: Telegin's split (formulas (1)-(17)), the numeric variant against the symbolic
 one, and mbcourse.symbolic against the numeric formulations."""
 
 import numpy as np
@@ -8,6 +8,7 @@ import sympy as sp
 import mbcourse as mb
 from mbcourse.inertial import decompose, decompose_numeric, forming_bodies, powers
 from test_cartesian import random_state, random_tree
+import reference
 
 
 def check_identities(H, q, qd):
@@ -183,3 +184,88 @@ def test_tree_form_on_a_branched_tree():
     assert sp.simplify(general.gyroscopic - tree.gyroscopic) == sp.zeros(3, 1)
     with pytest.raises(mb.ShapeError, match="ends must give"):
         mb.inertial.decompose_tree(s.H, s.q, s.qd, [2, 1])
+
+
+# ------------------------------------------------ symbolic: joints' own forms, springs
+def screw_arm():
+    """A screw on the base, a revolute and a cylindrical joint (every joint gives its own
+    sympy form: no switch on the kind)."""
+    m = mb.Model(gravity=(0.0, -9.81, 0.0))
+    m.add_body("nut", 1.5, [0.05, 0.08, 0.08])
+    m.add_body("arm", 1.0, mb.models.bar_inertia(1.0, 0.6))
+    m.add_body("rod", 0.4, mb.models.bar_inertia(0.4, 0.3))
+    m.add_joint("thread", "screw", "ground", "nut", axis=(0, 1, 0), lead=0.25,
+                child_point=(0.0, -0.1, 0.0))
+    m.add_joint("elbow", "revolute", "nut", "arm", parent_point=(0.1, 0.0, 0.0),
+                child_point=(-0.3, 0.0, 0.0), axis=(0, 0, 1))
+    m.add_joint("sleeve", "cylindrical", "arm", "rod", parent_point=(0.3, 0.0, 0.0),
+                axis=(1, 0, 0))
+    return m
+
+
+def test_screw_joints_agree_in_the_symbolic_and_tree_forms():
+    model = screw_arm()
+    s = mb.symbolic.derive(model, simplify=False)
+    fns = mb.symbolic.lambdify(s)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q, qd, tau = rng.normal(size=4), rng.normal(size=4), rng.normal(size=4)
+        np.testing.assert_allclose(fns.mass_matrix(q), mb.tree.mass_matrix(model, q), atol=1e-12)
+        np.testing.assert_allclose(fns.forward_dynamics(q, qd, tau),
+                                   mb.tree.forward_dynamics(model, q, qd, tau), atol=1e-10)
+    # one turn of the thread raises the nut by one lead
+    r1 = s.positions[0].subs({s.q[0]: 2 * sp.pi, s.q[1]: 0, s.q[2]: 0, s.q[3]: 0})
+    r0 = s.positions[0].subs({s.q[0]: 0, s.q[1]: 0, s.q[2]: 0, s.q[3]: 0})
+    assert sp.simplify(r1 - r0) == sp.Matrix([0, sp.Rational(1, 4), 0])
+
+
+def test_spring_energy_and_constant_loads_enter_the_symbolic_equations():
+    model = screw_arm()
+    model.add_spring("k", "ground", "rod", point_a=(0.5, 1.0, 0.2), point_b=(0.1, 0.0, 0.0),
+                     stiffness=20.0, rest_length=0.4)
+    model.add_spring("k0", "nut", "arm", point_a=(0.0, 0.1, 0.0), point_b=(0.2, 0, 0),
+                     stiffness=5.0)  # rest length 0: a polynomial energy
+    model.add_joint_spring("elbow", stiffness=3.0, rest=0.5)
+    model.add_joint_spring("sleeve", stiffness=(1.0, 6.0), rest=(0.0, 0.1))
+    model.add_force("arm", force=(0.3, 0.0, -0.2), point=(0.1, 0.05, 0.0))
+    model.add_force("rod", force=(0.0, 1.0, 0.0), torque=(0.1, 0.0, 0.4), frame="body")
+    s = mb.symbolic.derive(model, simplify=False)
+    fns = mb.symbolic.lambdify(s)
+    U = sp.lambdify([s.q], s.U, "numpy")
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        q, qd = rng.normal(size=4), rng.normal(size=4)
+        assert float(U(q)) == pytest.approx(float(model.potential_energy(q)), rel=1e-12)
+        np.testing.assert_allclose(fns.forward_dynamics(q, qd),
+                                   mb.tree.forward_dynamics(model, q, qd), atol=1e-9)
+        np.testing.assert_allclose(fns.forward_dynamics(q, qd),
+                                   reference.forward_dynamics(model, q, qd), atol=1e-9)
+
+
+def test_symbolic_refuses_what_has_no_closed_form():
+    for add, name in [
+        (lambda m: m.add_spring("damped", "ground", "rod", point_a=(1, 1, 0), stiffness=2.0,
+                                damping=0.1), "spring 'damped' has damping"),
+        (lambda m: m.add_joint_spring("elbow", stiffness=1.0, damping=0.2),
+         "joint spring on 'elbow' has damping"),
+        (lambda m: m.add_generalized_force(lambda t, q, qd: -qd, name="law"),
+         "generalized force 'law'"),
+        (lambda m: m.add_force("arm", force=lambda t, q, qd: (np.sin(t), 0, 0), name="push"),
+         "load 'push'"),
+    ]:
+        model = screw_arm()
+        add(model)
+        with pytest.raises(mb.ModelError, match=name):
+            mb.symbolic.derive(model)
+    with pytest.raises(mb.ModelError, match="nq == nv"):
+        mb.symbolic.derive(mb.models.floating_spacecraft())
+
+
+def test_numeric_split_checks_its_state():
+    model = planar_arm()
+    with pytest.raises(mb.ShapeError, match="one state"):
+        decompose_numeric(model, np.zeros((2, 3)), np.zeros(3))
+    with pytest.raises(mb.ShapeError, match=r"qd\[1\].*nan"):
+        decompose_numeric(model, np.zeros(3), [0.0, np.nan, 0.0])
+    with pytest.raises(mb.ShapeError, match="one state"):
+        mb.inertial.mass_matrix_derivatives(model, np.zeros((2, 3)))

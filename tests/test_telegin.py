@@ -1,6 +1,6 @@
 """Chapter 5: Telegin's six manipulators (examples 1-6), mass matrices DERIVED from the
-geometry of the models in ``mbcourse.models`` and compared with the paper (digest section 3,
-errata E22-E27, facts 22-24).
+geometry of the models in ``mbcourse.models`` and compared with the paper (Telegin's
+examples 1-6; the errata page, E22-E27).
 
 Parameter mapping. The models' bodies have their frames at the centres of mass; the symbolic
 parameters below are the models' own: ``M_k`` the mass of body ``k`` (the paper's

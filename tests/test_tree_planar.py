@@ -38,7 +38,7 @@ def random_planar_tree(rng, n, gravity=True, loads=True, base=False):
         model.add_force(int(rng.integers(1, n + 1)), force=rng.normal(size=3),
                         torque=rng.normal(size=3), point=rng.normal(size=3))
         model.add_force(int(rng.integers(1, n + 1)), frame="body",
-                        torque=lambda t: np.array([0.1, 0.2, np.cos(t)]))
+                        torque=lambda t, q, qd: np.array([0.1, 0.2, np.cos(t)]))
     if base:
         acc, v0 = rng.normal(size=3), rng.normal(size=3)
         model.set_base_motion(position=lambda t: v0 * t + 0.5 * acc * t * t,
@@ -292,3 +292,67 @@ def test_planar_constants_agree_with_the_barycentre_module():
     b0, _ = bc.barycentre_vectors(model)
     np.testing.assert_allclose(np.linalg.norm(d3, axis=-1), pp.d_mag, atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(b0, axis=-1), pp.b0_mag, atol=1e-12)
+
+
+# ------------------------------------------------------------- force elements
+def add_planar_springs(model, rng, damping=True):
+    """Spring-dampers with attachment points off the plane (their tension uses the 3-D
+    distance), joint spring-dampers, a load and a control law of (t, q, qd)."""
+    n = model.n
+    c = 1.0 if damping else 0.0
+    model.add_spring("tether", "ground", n, point_a=(2.0, 1.0, 0.3), point_b=rng.normal(size=3),
+                     stiffness=12.0, rest_length=0.5, damping=0.6 * c)
+    if n > 1:
+        model.add_spring("link", 1, n, point_a=rng.normal(size=3), point_b=rng.normal(size=3),
+                         stiffness=7.0, rest_length=0.2, damping=0.3 * c)
+    model.add_joint_spring(model.joints[0].name, stiffness=4.0, rest=0.3, damping=0.5 * c)
+    if damping:
+        model.add_force(n, frame="body", point=(0.3, 0.1, 0.2),
+                        force=lambda t, q, qd: np.array([np.sin(t), -qd[0], 0.4]))
+        model.add_generalized_force(lambda t, q, qd: -0.2 * qd + 0.1 * q, name="law")
+    return model
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_springs_and_dampers_in_absolute_angles(seed):
+    """The planar form sees every force element: same accelerations as the general and
+    K forms and the independent reference."""
+    rng = np.random.default_rng(500 + seed)
+    model = add_planar_springs(random_planar_tree(rng, int(rng.integers(1, 6)),
+                                                  base=seed % 3 == 0), rng)
+    q, qd = state(model, rng)
+    tau = rng.normal(size=model.nv)
+    t = float(rng.uniform(0, 2))
+    expected = reference.forward_dynamics(model, q, qd, tau, t=t)
+    scale = 1.0 + np.abs(expected).max()
+    np.testing.assert_allclose(planar.forward_dynamics(model, q, qd, tau, t=t), expected,
+                               atol=1e-9 * scale)
+    np.testing.assert_allclose(mb.tree.forward_dynamics(model, q, qd, tau, t=t), expected,
+                               atol=1e-9 * scale)
+    np.testing.assert_allclose(mb.tree.spherical.forward_dynamics(model, q, qd, tau, t=t),
+                               expected, atol=1e-9 * scale)
+    # planar_equations holds them by default: A phi'' + B phi'^2 = R + S Y(tau)
+    p = planar.planar_parameters(model)
+    phi, dphi = planar.absolute_angles(model, q, qd, t=t)
+    A, B, R = planar.planar_equations(model, phi, dphi, t=t)
+    ddphi = -(p.sigma * expected) @ p.T
+    np.testing.assert_allclose(A @ ddphi + B @ dphi**2, R + (-p.sigma * tau) @ p.S.T,
+                               atol=1e-9 * scale * (1 + np.abs(A).max()))
+    # 3-D batch shapes
+    Q, QD = q + 0.1 * rng.normal(size=(2, 3, model.nq)), qd + rng.normal(size=(3, model.nv))
+    batch = planar.forward_dynamics(model, Q, QD, tau, t=t)
+    assert batch.shape == (2, 3, model.nv)
+    np.testing.assert_allclose(batch[1, 2], planar.forward_dynamics(model, Q[1, 2], QD[2], tau,
+                                                                    t=t), atol=1e-12)
+    np.testing.assert_allclose(batch, mb.tree.forward_dynamics(model, Q, QD, tau, t=t),
+                               atol=1e-9 * (1 + np.abs(batch).max()))
+    assert planar.mass_matrix(model, Q, t=t).shape == (2, 3, model.nv, model.nv)
+    assert planar.absolute_angles(model, Q, t=t).shape == (2, 3, model.n)
+
+
+def test_energy_with_springs_is_conserved_in_absolute_angles():
+    """Undamped springs and joint springs in R: T + U (springs included) is constant."""
+    rng = np.random.default_rng(9)
+    model = add_planar_springs(random_planar_tree(rng, 3, loads=False), rng, damping=False)
+    phi0, dphi0 = rng.normal(size=3), rng.normal(size=3)
+    assert _simulate(model, phi0, dphi0) < 1e-8

@@ -16,54 +16,100 @@ and the rotations follow from the augmented bodies taken about their **barycentr
 Revolute and universal joints are projected on their axes as in (3.89)–(3.91). In the
 model the fictitious joint is a ``"free"`` joint from the base to body 1; every other joint
 must keep its joint point fixed (spherical, revolute, universal, fixed).
+
+Forces: gravity, loads and spring-dampers (:meth:`~mbcourse.Model.applied_wrenches`) enter
+``F_j`` and ``M_i``; joint springs and control laws
+(:meth:`~mbcourse.Model.generalized_forces`) act on the joints, never on the fictitious one.
+The barycentric constants are the prepared data of this module (:func:`prepare`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import ModelError, SingularSystemError
+from ..spatial import mv, transpose
 from . import barycentre as bc
-from .general import _structure
+from . import general
 from .spherical import joint_axes
 
-__all__ = ["floating_matrices", "forward_dynamics"]
+__all__ = ["FloatingData", "prepare", "floating_matrices", "forward_dynamics"]
 
 
-def _mv(M, x):
-    return (M @ x[..., None])[..., 0]
+@dataclass(frozen=True)
+class FloatingData:
+    """Prepared data of a free-floating system.
+
+    Attributes
+    ----------
+    root : Joint
+        The fictitious joint (a floating joint from the base to body 1).
+    tree : mbcourse.tree.general.TreeStructure
+    rot : ndarray of int
+        The rotational degrees of freedom: every speed except the three translations of
+        the fictitious joint.
+    mu : (n, n) (3.48);  b : (n, n, 3) ``b_ij = -(C T mu)_ij`` (3.59), body-``i`` axes;
+    K_star : (n, 3, 3) (3.65), body axes
+    """
+
+    root: object
+    tree: general.TreeStructure
+    rot: np.ndarray
+    mu: np.ndarray
+    b: np.ndarray
+    K_star: np.ndarray
 
 
-def _check(model):
-    root = [j for j in model.joints if 0 in (j.parent, j.child)]
-    if len(root) != 1 or root[0].kind != "free" or root[0].parent != 0:
-        raise ModelError(
-            "a free-floating system needs exactly one joint at the base: a 'free' joint from "
-            "the base (parent) to body 1, the fictitious joint of (3.44)"
-        )
+def prepare(model):
+    """The per-model constants of a free-floating system, built once per model version.
+
+    Raises
+    ------
+    ModelError
+        Unless exactly one joint touches the base: a floating joint from the base (parent)
+        to body 1, and the base has no prescribed motion.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> data = prepare(mb.models.floating_spacecraft())
+    >>> data.root.name, data.rot.tolist()
+    ('float', [3, 4, 5, 6, 7])
+    """
+    def build():
+        root = [j for j in model.joints if 0 in (j.parent, j.child)]
+        if len(root) != 1 or not root[0].floating or root[0].parent != 0:
+            raise ModelError(
+                "a free-floating system needs exactly one joint at the base: a 'free' joint "
+                "from the base (parent) to body 1, the fictitious joint of (3.44)"
+            )
+        tree = general.prepare(model)
+        root = root[0]
+        rot = np.array([k for k in range(model.nv)
+                        if not (tree.dof_joint[k] == root.index and k - root.v_slice.start < 3)],
+                       dtype=int)
+        mu, b, K_star = bc.floating_barycentre_vectors(model)
+        return FloatingData(root=root, tree=tree, rot=rot, mu=mu, b=b, K_star=K_star)
+
+    data = model.prepared("tree.floating", build)
     if model.base_motion is not None:
         raise ModelError("a free-floating system has no prescribed base motion")
-    return root[0]
+    return data
 
 
-def floating_matrices(model, q, qd, t=0.0):
-    """The ``3n x 3n`` matrix of (3.68) and the right-hand sides ``M'_i + M_i`` (3.67).
+def _kinematics(model, q, qd, t):
+    r, A = model.body_poses(q, t)
+    vel, omega = model.body_velocities(q, qd, t)
+    return r, A, vel, omega
 
-    Returns
-    -------
-    K : (B, 3n, 3n)
-    rhs : (B, n, 3)
-    F : (B, n + 1, 3) applied forces (for ``ddr_C``)
-    A, omega : orientations and angular velocities (inertial axes)
-    """
-    _check(model)
-    q = np.atleast_2d(model.check_q(q))
-    _, A = model.body_poses(q, t)
-    _, omega = model.body_velocities(q, qd, t)
-    mu, b, K_star = bc.floating_barycentre_vectors(model)
+
+def _matrices(model, data, q, qd, t, kin):
+    r, A, vel, omega = kin
     Ab = A[:, 1:]
-    bW = np.einsum("bixy,ijy->bijx", Ab, b)  # b_ij in inertial axes
-    KW = Ab @ K_star @ np.swapaxes(Ab, -1, -2)
+    bW = mv(Ab[:, :, None], data.b)  # b_ij in inertial axes
+    KW = Ab @ data.K_star @ transpose(Ab)
     M = model.masses().sum()
     n = model.n
     E = np.eye(3)
@@ -73,17 +119,46 @@ def floating_matrices(model, q, qd, t=0.0):
     K[:, np.arange(n), np.arange(n)] = KW
     K = K.transpose(0, 1, 3, 2, 4).reshape(-1, 3 * n, 3 * n)
     w = omega[:, 1:]
-    F, Mext = model.applied_wrenches(t=t, orientations=A)
+    F, Mext = model.applied_wrenches(q, qd=qd, t=t, poses=(r, A), velocities=(vel, omega))
     cen = np.cross(w[:, None], np.cross(w[:, None], bji))  # w_j x (w_j x b_ji) at [b, i, j]
     offdiag = ~np.eye(n, dtype=bool)
-    rhs = (-np.cross(w, _mv(KW, w))
+    rhs = (-np.cross(w, mv(KW, w))
            + M * np.einsum("ij,bijx->bix", offdiag, np.cross(bW, cen))
            + np.einsum("bijx->bix", np.cross(bW, F[:, None, 1:]))
            + Mext[:, 1:])
-    return K, rhs, F, A, omega
+    return K, rhs, F
 
 
-def forward_dynamics(model, q, qd, tau=None, t=0.0):
+def floating_matrices(model, q, qd, *, t=0.0):
+    """The ``3n x 3n`` matrix of (3.68) and the right-hand sides ``M'_i + M_i`` (3.67).
+
+    Returns
+    -------
+    K : (..., 3n, 3n)
+    rhs : (..., n, 3)
+    F : (..., n + 1, 3) applied forces (for ``ddr_C``)
+    A, omega : orientations (..., n + 1, 3, 3) and angular velocities (..., n + 1, 3),
+        inertial axes
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.floating_spacecraft()
+    >>> K, rhs, F, A, omega = floating_matrices(m, m.neutral_q(), np.zeros(m.nv))
+    >>> K.shape, bool(np.allclose(K, K.T))
+    ((9, 9), True)
+    """
+    data = prepare(model)
+    state = model.check_state(q, qd, t=t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        kin = _kinematics(model, state.q, state.qd, state.t)
+        K, rhs, F = _matrices(model, data, state.q, state.qd, state.t, kin)
+    what = "mb.tree.floating.floating_matrices"
+    return (state.result(K, what), state.result(rhs, what), state.result(F, what),
+            state.result(kin[1], what), state.result(kin[3], what))
+
+
+def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
     """Generalized accelerations of a free-floating system from (3.45) and (3.69).
 
     Same signature and result as :func:`mbcourse.tree.forward_dynamics`.
@@ -97,53 +172,55 @@ def forward_dynamics(model, q, qd, tau=None, t=0.0):
     >>> bool(np.allclose(forward_dynamics(m, q, v), mb.tree.forward_dynamics(m, q, v)))
     True
     """
-    root = _check(model)
-    S, T, _, dof_joint = _structure(model)
-    qb = np.atleast_2d(model.check_q(q))
-    qdb = np.atleast_2d(model.check_v(qd))
-    tau_b = np.atleast_2d(model.check_tau(tau))
-    if np.any(tau_b[:, root.v_slice]):
+    data = prepare(model)
+    state = model.check_state(q, qd, tau, t=t)
+    root, T, dof_joint, rot = data.root, data.tree.T, data.tree.dof_joint, data.rot
+    if np.any(state.tau[:, root.v_slice]):
         raise ModelError(
             f"joint {root.name!r} is the fictitious joint of a free-floating system: no force "
             "or moment acts through it (X_1 = Y_1 = 0); apply external loads with add_force"
         )
-    Bn = max(qb.shape[0], qdb.shape[0])
-    qb = np.broadcast_to(qb, (Bn, model.nq))
-    qdb = np.broadcast_to(qdb, (Bn, model.nv))
-    n, N = model.n, model.nv
-    K, rhs, F, A, omega = floating_matrices(model, qb, qdb, t)
-    # rotational degrees of freedom: the fictitious joint's rotations and all other joints
-    rot = np.array([k for k in range(N) if not (dof_joint[k] == root.index
-                                                and k - root.v_slice.start < 3)])
-    P, f = joint_axes(model, qb, qdb, A, omega)
-    pT = (T[dof_joint[rot]][None, :, :, None] * P[:, rot, None, :]).reshape(Bn, rot.size, 3 * n)
-    bias = np.einsum("aj,bax->bjx", T, f).reshape(Bn, 3 * n)  # T^T f
-    Amat = pT @ K @ np.swapaxes(pT, -1, -2)
-    Bvec = -_mv(pT, _mv(K, bias) + rhs.reshape(Bn, 3 * n)) + tau_b[:, rot]
-    try:
-        ddq_rot = np.linalg.solve(Amat, Bvec[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        raise SingularSystemError("the projected barycentric matrix is singular") from None
-    out = np.zeros((Bn, N))
-    out[:, rot] = ddq_rot
-    # angular accelerations of all bodies (3.120), then the translation of the fictitious
-    # joint from the motion of the centre of mass (3.45) and R_1 = sum_j b_j1 (3.60)
-    full = np.zeros((Bn, N))
-    full[:, rot] = ddq_rot
-    eps = -np.einsum("aj,bax->bjx", T, f + _segment_sum(P * full[..., None], dof_joint, model.m))
-    M = model.masses().sum()
-    acc_C = F[:, 1:].sum(axis=1) / M
-    _, b, _ = bc.floating_barycentre_vectors(model)
-    b_j1 = np.einsum("bjxy,jy->bjx", A[:, 1:], b[:, 0])
-    body1 = root.child - 1
-    c11 = _mv(A[:, root.child], root.child_point)
-    w = omega[:, 1:]
-    acc_1 = acc_C + np.sum(np.cross(eps, b_j1) + np.cross(w, np.cross(w, b_j1)), axis=1)
-    ddz = acc_1 + np.cross(eps[:, body1], c11) + np.cross(w[:, body1], np.cross(w[:, body1], c11))
-    base = A[:, 0]
-    out[:, root.v_slice.start:root.v_slice.start + 3] = _mv(np.swapaxes(base, -1, -2), ddz)
-    single = np.ndim(q) <= 1 and np.ndim(qd) <= 1 and (tau is None or np.ndim(tau) <= 1)
-    return out[0] if single else out
+    qb, qdb = state.q, state.qd
+    Bn, n, N = qb.shape[0], model.n, model.nv
+    with np.errstate(over="ignore", invalid="ignore"):
+        tau_total = state.tau + model.generalized_forces(qb, qdb, state.t)
+        if np.any(tau_total[:, root.v_slice]):
+            raise ModelError(
+                f"joint {root.name!r} is the fictitious joint of a free-floating system: a "
+                "generalized force element acts through it, but X_1 = Y_1 = 0; apply external "
+                "loads with add_force"
+            )
+        kin = _kinematics(model, qb, qdb, state.t)
+        _, A, _, omega = kin
+        K, rhs, F = _matrices(model, data, qb, qdb, state.t, kin)
+        # rotational degrees of freedom: the fictitious joint's rotations and all other joints
+        P, f = joint_axes(model, qb, qdb, A, omega)
+        pT = (T[dof_joint[rot]][None, :, :, None] * P[:, rot, None, :]).reshape(Bn, rot.size,
+                                                                                3 * n)
+        bias = (T.T @ f).reshape(Bn, 3 * n)  # T^T f
+        Amat = pT @ K @ transpose(pT)
+        Bvec = -mv(pT, mv(K, bias) + rhs.reshape(Bn, 3 * n)) + tau_total[:, rot]
+        try:
+            qdd_rot = np.linalg.solve(Amat, Bvec[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            raise SingularSystemError("mb.tree.floating.forward_dynamics: the projected "
+                                      "barycentric matrix is singular") from None
+        out = np.zeros((Bn, N))
+        out[:, rot] = qdd_rot
+        # angular accelerations of all bodies (3.120), then the translation of the fictitious
+        # joint from the motion of the centre of mass (3.45) and R_1 = sum_j b_j1 (3.60)
+        eps = -T.T @ (f + _segment_sum(P * out[..., None], dof_joint, model.m))
+        M = model.masses().sum()
+        acc_C = F[:, 1:].sum(axis=1) / M
+        b_j1 = mv(A[:, 1:], data.b[:, 0])
+        body1 = root.child - 1
+        c11 = mv(A[:, root.child], root.child_point)
+        w = omega[:, 1:]
+        acc_1 = acc_C + np.sum(np.cross(eps, b_j1) + np.cross(w, np.cross(w, b_j1)), axis=1)
+        ddz = (acc_1 + np.cross(eps[:, body1], c11)
+               + np.cross(w[:, body1], np.cross(w[:, body1], c11)))
+        out[:, root.v_slice.start:root.v_slice.start + 3] = mv(transpose(A[:, 0]), ddz)
+    return state.result(out, "mb.tree.floating.forward_dynamics")
 
 
 def _segment_sum(x, owner, m):

@@ -1,4 +1,4 @@
-"""General joints: d'Alembert's principle and ``A ddq = B`` (Yudintsev 3.4, after Wittenburg).
+"""General joints: d'Alembert's principle and ``A qdd = B`` (Yudintsev 3.4, after Wittenburg).
 
 The equations of motion of a tree in the fewest coordinates are built from the graph
 matrices of chapter 1 and the joint quantities of the Model (``G_a``, ``z_a``, ``p_a``,
@@ -6,7 +6,7 @@ matrices of chapter 1 and the joint quantities of the Model (``G_a``, ``z_a``, `
 
 * relative angular velocity of joint ``a``: ``Omega_a = p_a v_a`` (3.104); absolute angular
   velocities ``omega = -T^T Omega + omega_0 1_n`` (3.114) and accelerations
-  ``domega = -T^T (p^T dv + f) + domega_0 1_n`` (3.120), ``f_a = w_a + omega_{i-(a)} x Omega_a``
+  ``domega = -T^T (p^T qdd + f) + domega_0 1_n`` (3.120), ``f_a = w_a + omega_{i-(a)} x Omega_a``
   (3.82);
 * actual hinge vectors ``c*_{ia} = c_{ia} + S+_{ia} z_a`` (3.150)–(3.151) and
   ``d*_{kj} = sum_a T_{aj} S_{ka} c*_{ka}`` (3.152), so ``r_j = r_0 - sum_k d*_{kj}`` (3.153);
@@ -15,15 +15,23 @@ matrices of chapter 1 and the joint quantities of the Model (``G_a``, ``z_a``, `
       Phi_{(a l), j} = p_{al} x sum_k T_{ak} d*_{kj} - k_{al} T_{aj},    dr = Phi^T dq
 
   and of the rotations ``dpi = -T^T p^T dq`` (3.122);
-* d'Alembert's principle (3.95)–(3.97) then gives ``A ddq = B`` (3.167)::
+* d'Alembert's principle (3.95)–(3.97) then gives ``A qdd = B`` (3.167)::
 
       A = Phi m Phi^T + (pT) J (pT)^T
-      B = Phi (F - m U) + (pT)-terms of moments, gyroscopic and bias accelerations + tau
+      B = Phi (F - m U) + (pT)-terms of moments, gyroscopic and bias accelerations + Q + tau
 
-  where ``U`` are the centre-of-mass accelerations at ``ddq = 0``.
+  where ``U`` are the centre-of-mass accelerations at ``qdd = 0``.
 
-The contract functions :func:`mass_matrix`, :func:`forward_dynamics` and
-:func:`inverse_dynamics` take the same Model as every other chapter and accept batches.
+The applied forces ``F``, moments and ``Q`` are the model's: gravity, loads (constants or
+functions ``f(t, q, qd)``), spring-dampers between body points
+(:meth:`~mbcourse.Model.applied_wrenches`) and the generalized forces of joint springs and
+control laws (:meth:`~mbcourse.Model.generalized_forces`), so :func:`inverse_dynamics`
+returns the forces the actuators must add.
+
+The graph matrices and index maps are the prepared data of this module (:func:`prepare`),
+built once per model version; a call does only the work of its state. The contract
+functions :func:`mass_matrix`, :func:`forward_dynamics` and :func:`inverse_dynamics` take
+the same Model as every other chapter and accept any number of leading batch dimensions.
 Closed loops are refused with a :class:`~mbcourse.errors.TopologyError` that points to the
 Cartesian formulation. This module never calls the other formulations; its tests compare
 them.
@@ -31,53 +39,110 @@ them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from ..errors import ShapeError, SingularSystemError
+from ..spatial import mv, transpose
 
-__all__ = ["TreeTerms", "terms", "mass_matrix", "bias_forces", "forward_dynamics",
-           "inverse_dynamics", "driven", "jacobians"]
-
-
-def _require_tree(model):
-    return model.require_tree("the tree formulation")
+__all__ = ["TreeStructure", "prepare", "TreeTerms", "terms", "mass_matrix", "bias_forces",
+           "forward_dynamics", "inverse_dynamics", "driven", "jacobians"]
 
 
-def _structure(model):
-    """Graph matrices and index maps of a tree model (cached)."""
-    if "tree_structure" not in model._cache:
-        g = _require_tree(model)
-        S = g.S  # (n+1, m)
-        T = g.T  # (m, n): T[a, j-1]
-        dof_joint = np.concatenate([np.full(j.nv, j.index) for j in model.joints]).astype(int) \
-            if model.nv else np.zeros(0, int)
-        model._cache["tree_structure"] = (S, T, np.maximum(S, 0), dof_joint)
-    return model._cache["tree_structure"]
+# ------------------------------------------------------------------ prepared data
+@dataclass(frozen=True)
+class TreeStructure:
+    """Prepared data of the tree formulation: graph matrices and index maps (chapter 1).
+
+    Attributes
+    ----------
+    S : ndarray of int, shape (n + 1, m)
+        Incidence matrix, row 0 for body 0 (1.2)–(1.3).
+    T : ndarray of int, shape (m, n)
+        Path matrix, ``T S[1:] = E`` (1.4).
+    S_plus : ndarray of int, shape (n + 1, m)
+        ``max(S, 0)``: 1 on the parent side ``i+(a)`` of each joint (3.151).
+    dof_joint : ndarray of int, shape (nv,)
+        The joint (position ``a - 1``) of every generalized speed.
+    parent, child : ndarray of int, shape (m,)
+        ``i+(a)`` and ``i-(a)``.
+    """
+
+    S: np.ndarray
+    T: np.ndarray
+    S_plus: np.ndarray
+    dof_joint: np.ndarray
+    parent: np.ndarray
+    child: np.ndarray
 
 
-def _mv(M, x):
-    return (M @ x[..., None])[..., 0]
+def _readonly(arr):
+    out = np.array(arr)
+    out.flags.writeable = False
+    return out
 
 
+def prepare(model):
+    """The per-model constants of the tree formulation, built once per model version.
+
+    Every change of the model (a mass, a joint point, a new body...) bumps
+    ``model.version`` and the next call rebuilds them (:meth:`mbcourse.Model.prepared`).
+
+    Returns
+    -------
+    TreeStructure
+
+    Raises
+    ------
+    TopologyError
+        If joints close loops (naming them).
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> data = prepare(mb.models.double_pendulum())
+    >>> data.T.tolist(), data.dof_joint.tolist()
+    ([[-1, -1], [0, -1]], [0, 1])
+    >>> prepare(mb.models.double_pendulum()) is data      # another model: its own data
+    False
+    """
+    def build():
+        g = model.require_tree("the tree formulation")
+        index = lambda values: _readonly(np.array(values, dtype=int))  # noqa: E731
+        return TreeStructure(S=_readonly(g.S), T=_readonly(g.T),
+                             S_plus=_readonly(np.maximum(g.S, 0)),
+                             dof_joint=index([j.index for j in model.joints for _ in range(j.nv)]),
+                             parent=index([j.parent for j in model.joints]),
+                             child=index([j.child for j in model.joints]))
+
+    return model.prepared("tree.general", build)
+
+
+# -------------------------------------------------------------------- kinematics
 @dataclass
 class TreeTerms:
     """Per-call work arrays of the tree formulation (cf. Pinocchio's Data), inertial axes.
 
+    Every array has the leading batch shape of the state (none for a single state).
+
     Attributes
     ----------
-    A : (B, n+1, 3, 3) body orientations
-    omega : (B, n+1, 3) angular velocities (3.114)
-    P, K : (B, N, 3) axis vectors ``p_{al}``, ``k_{al}`` of every degree of freedom
-    Cstar : (B, n+1, m, 3) actual hinge vectors ``c*_{ka}`` (zero where ``S_{ka} = 0``)
-    dstar : (B, n+1, n, 3) the vectors ``d*_{kj}`` (3.152)
-    Jv, Jw : (B, n, N, 3) Jacobians of centre-of-mass velocity (``Phi^T``) and angular
+    r : (..., n+1, 3) centres of mass (row 0: the base origin)
+    A : (..., n+1, 3, 3) body orientations
+    vel : (..., n+1, 3) centre-of-mass velocities
+    omega : (..., n+1, 3) angular velocities (3.114)
+    P, K : (..., N, 3) axis vectors ``p_{al}``, ``k_{al}`` of every degree of freedom
+    Cstar : (..., n+1, m, 3) actual hinge vectors ``c*_{ka}`` (zero where ``S_{ka} = 0``)
+    dstar : (..., n+1, n, 3) the vectors ``d*_{kj}`` (3.152)
+    Jv, Jw : (..., n, N, 3) Jacobians of centre-of-mass velocity (``Phi^T``) and angular
         velocity (``-(pT)^T``)
-    acc_bias, alpha_bias : (B, n, 3) accelerations at ``ddq = 0`` (``U`` and (3.120))
+    acc_bias, alpha_bias : (..., n, 3) accelerations at ``qdd = 0`` (``U`` and (3.120))
     """
 
+    r: np.ndarray
     A: np.ndarray
+    vel: np.ndarray
     omega: np.ndarray
     P: np.ndarray
     K: np.ndarray
@@ -89,31 +154,17 @@ class TreeTerms:
     alpha_bias: np.ndarray
 
 
-def terms(model, q, qd=None, t=0.0):
-    """Kinematic terms of the tree equations at a batch of states.
-
-    Parameters
-    ----------
-    q : (nq,) or (B, nq)
-    qd : (nv,) or (B, nv), optional (zero velocities if omitted)
-
-    Returns
-    -------
-    TreeTerms
-    """
-    S, T, Splus, dof_joint = _structure(model)
-    q = np.atleast_2d(model.check_q(q))
-    qd = np.zeros(model.nv) if qd is None else qd
-    qd = np.atleast_2d(model.check_v(qd))
-    B = max(q.shape[0], qd.shape[0])
-    q = np.broadcast_to(q, (B, model.nq))
-    qd = np.broadcast_to(qd, (B, model.nv))
+def _terms(model, data, q, qd, t):
+    """The kernel of :func:`terms` on checked arrays ``q`` (B, nq), ``qd`` (B, nv)."""
+    S, T = data.S, data.T
+    B = q.shape[0]
     n, m, N = model.n, model.m, model.nv
-    _, A = model.body_poses(q, t)
+    r, A = model.body_poses(q, t)
     base = model.base_motion.state(t) if model.base_motion else None
-    omega0 = np.zeros(3) if base is None else base["angular_velocity"]
-    domega0 = np.zeros(3) if base is None else base["angular_acceleration"]
-    acc0 = np.zeros(3) if base is None else base["acceleration"]
+    zero = np.zeros(3)
+    omega0, domega0 = (zero, zero) if base is None else (base["angular_velocity"],
+                                                         base["angular_acceleration"])
+    vel0, acc0 = (zero, zero) if base is None else (base["velocity"], base["acceleration"])
 
     P = np.zeros((B, N, 3))
     K = np.zeros((B, N, 3))
@@ -127,93 +178,144 @@ def terms(model, q, qd=None, t=0.0):
         qa, va = q[:, j.q_slice], qd[:, j.v_slice]
         Ai = A[:, i]
         if j.nv:
-            P[:, j.v_slice] = np.swapaxes(Ai @ j.p(qa), -1, -2)
-            K[:, j.v_slice] = np.swapaxes(Ai @ j.k(qa), -1, -2)
-            Omega[:, a] = np.einsum("bnx,bn->bx", P[:, j.v_slice], va)
-            Kv[:, a] = np.einsum("bnx,bn->bx", K[:, j.v_slice], va)
+            Pa, Ka = Ai @ j.p(qa), Ai @ j.k(qa)  # (B, 3, nv_a)
+            P[:, j.v_slice], K[:, j.v_slice] = transpose(Pa), transpose(Ka)
+            Omega[:, a], Kv[:, a] = mv(Pa, va), mv(Ka, va)  # (3.104), (3.101)
             wb, sb = j.bias(qa, va)
-            w_bias[:, a], s_bias[:, a] = _mv(Ai, wb), _mv(Ai, sb)
-        Cstar[:, i, a] = _mv(Ai, j.parent_point + j.z(qa))  # (3.150): c + z on the parent
+            w_bias[:, a], s_bias[:, a] = mv(Ai, wb), mv(Ai, sb)
+        Cstar[:, i, a] = mv(Ai, j.parent_point + j.z(qa))  # (3.150): c + z on the parent
         Cstar[:, c, a] = A[:, c] @ j.child_point
-    # absolute angular velocities (3.114): omega_j = omega_0 - sum_a T_aj Omega_a
+    # absolute angular velocities (3.114): omega = omega_0 1 - T^T Omega
     omega = np.empty((B, n + 1, 3))
     omega[:, 0] = omega0
-    omega[:, 1:] = omega0 - np.einsum("aj,bax->bjx", T, Omega)
+    omega[:, 1:] = omega0 - T.T @ Omega
     # f_a = w_a + omega_{i-(a)} x Omega_a (3.82); bias of (3.120)
-    child = np.array([j.child for j in model.joints], dtype=int)
-    f = w_bias + np.cross(omega[:, child], Omega)
+    f = w_bias + np.cross(omega[:, data.child], Omega)
     alpha = np.empty((B, n + 1, 3))
     alpha[:, 0] = domega0
-    alpha[:, 1:] = domega0 - np.einsum("aj,bax->bjx", T, f)
+    alpha[:, 1:] = domega0 - T.T @ f
     # d*_{kj} = sum_a T_aj S_ka c*_ka (3.152)
     W = S[None, :, :, None] * Cstar  # (B, n+1, m, 3)
-    dstar = np.einsum("aj,bkax->bkjx", T, W)
-    # centre-of-mass accelerations at ddq = 0: second derivative of r_j = r_0 - sum_k d*_kj
+    dstar = T.T @ W  # (B, n+1, n, 3)
+    # centre-of-mass accelerations at qdd = 0: second derivative of r_j = r_0 - sum_k d*_kj
     ddC = (np.cross(alpha[:, :, None], Cstar)
            + np.cross(omega[:, :, None], np.cross(omega[:, :, None], Cstar)))
-    parent_of = np.array([j.parent for j in model.joints], dtype=int)
-    extra = 2.0 * np.cross(omega[:, parent_of], Kv) + s_bias  # z-part, parent side only
-    ddC[:, parent_of, np.arange(m)] += extra
-    acc_bias = acc0 - np.einsum("aj,bkax->bjx", T, S[None, :, :, None] * ddC)
+    ddC[:, data.parent, np.arange(m)] += 2.0 * np.cross(omega[:, data.parent], Kv) + s_bias
+    acc_bias = acc0 - T.T @ np.sum(S[None, :, :, None] * ddC, axis=1)
     # Jacobians: Phi_{(al), j} = p_al x sum_k T_ak d*_kj - k_al T_aj (3.163)
-    TD = np.einsum("ak,bkjx->bajx", T, dstar[:, 1:])  # (B, m, n, 3)
-    Tdof = T[dof_joint]  # (N, n)
-    Jv = np.cross(P[:, :, None], TD[:, dof_joint]) - Tdof[None, :, :, None] * K[:, :, None]
+    TD = (T @ dstar[:, 1:].reshape(B, n, 3 * n)).reshape(B, m, n, 3)  # sum_k T_ak d*_kj
+    Tdof = T[data.dof_joint]  # (N, n)
+    Jv = np.cross(P[:, :, None], TD[:, data.dof_joint]) - Tdof[None, :, :, None] * K[:, :, None]
     Jw = -Tdof[None, :, :, None] * P[:, :, None]
-    return TreeTerms(A, omega, P, K, Cstar, dstar, np.swapaxes(Jv, 1, 2),
-                     np.swapaxes(Jw, 1, 2), acc_bias, alpha[:, 1:])
+    Jv, Jw = np.swapaxes(Jv, 1, 2), np.swapaxes(Jw, 1, 2)  # (B, n, N, 3)
+    # velocities of the centres of mass: dr_j = v_0 + omega_0 x (r_j - r_0) + Phi^T qd
+    vel = np.empty((B, n + 1, 3))
+    vel[:, 0] = vel0
+    vel[:, 1:] = (vel0 + np.cross(omega0, r[:, 1:] - r[:, :1])
+                  + mv(transpose(Jv), qd[:, None, :]))
+    return TreeTerms(r, A, vel, omega, P, K, Cstar, dstar, Jv, Jw, acc_bias, alpha[:, 1:])
 
 
-def jacobians(model, q, t=0.0):
-    """Jacobians ``(Jv, Jw)`` of centre-of-mass and angular velocities, (B, n, 3, nv).
+def terms(model, q, qd=None, *, t=0.0):
+    """Kinematic terms of the tree equations at a state (or a batch of states).
 
-    ``Jv[:, j - 1]`` is ``Phi^T`` restricted to body ``j`` (3.163), ``Jw`` is ``-(pT)^T``
-    (3.122).
+    Parameters
+    ----------
+    q : array_like, shape (..., nq)
+    qd : array_like, shape (..., nv), optional
+        Zero speeds if omitted.
+    t : float
+        Time (only matters with a prescribed base motion).
+
+    Returns
+    -------
+    TreeTerms
+        Arrays with the leading batch shape of ``q`` and ``qd``.
+
+    Examples
+    --------
+    ``r_j = r_0 - sum_k d*_kj`` (3.153) for a double pendulum:
+
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> tt = terms(m, [0.3, 0.2], [1.0, -0.5])
+    >>> bool(np.allclose(tt.r[1:] - tt.r[0], -tt.dstar.sum(axis=0)))
+    True
+    >>> tt.Jv.shape                                   # (n, N, 3): rows of Phi^T body by body
+    (2, 2, 3)
+    """
+    data = prepare(model)
+    state = model.check_state(q, np.zeros(model.nv) if qd is None else qd, t=t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        tt = _terms(model, data, state.q, state.qd, state.t)
+    return TreeTerms(*(state.result(getattr(tt, f.name), "mb.tree.terms") for f in fields(tt)))
+
+
+def jacobians(model, q, *, t=0.0):
+    """Jacobians ``(Jv, Jw)`` of centre-of-mass and angular velocities, (..., n, 3, nv).
+
+    ``Jv[..., j - 1, :, :]`` is ``Phi^T`` restricted to body ``j`` (3.163), ``Jw`` is
+    ``-(pT)^T`` (3.122).
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> Jv, Jw = jacobians(m, [0.0, 0.0])
+    >>> Jw[1].round(12).tolist()          # the lower rod turns with both joint rates
+    [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]
     """
     tt = terms(model, q, t=t)
-    return np.swapaxes(tt.Jv, -1, -2), np.swapaxes(tt.Jw, -1, -2)
+    return transpose(tt.Jv), transpose(tt.Jw)
 
 
-def _world_inertias(model, A):
-    J = model.inertias()
-    Ab = A[:, 1:]
-    return Ab @ J @ np.swapaxes(Ab, -1, -2)
-
-
+# ------------------------------------------------------------------ the equations
 def _assemble(model, q, qd, t, need_bias=True):
-    tt = terms(model, q, qd, t)
+    """``A`` and ``B`` of (3.167) on checked arrays (B, nq), (B, nv); ``B`` holds every
+    force except ``tau``."""
+    data = prepare(model)
+    tt = _terms(model, data, q, qd, t)
     m = model.masses()
-    I = _world_inertias(model, tt.A)
-    Jv = np.swapaxes(tt.Jv, -1, -2)  # (B, n, 3, N)
-    Jw = np.swapaxes(tt.Jw, -1, -2)
-    JvT, JwT = np.swapaxes(Jv, -1, -2), np.swapaxes(Jw, -1, -2)
+    Ab = tt.A[:, 1:]
+    I = Ab @ model.inertias() @ transpose(Ab)  # central inertias, inertial axes
+    Jv, Jw = transpose(tt.Jv), transpose(tt.Jw)  # (B, n, 3, N)
+    JvT, JwT = tt.Jv, tt.Jw
     Amat = np.sum(m[:, None, None] * (JvT @ Jv) + JwT @ I @ Jw, axis=1)  # (3.167)
     if not need_bias:
-        return Amat, None, tt
-    qb = np.broadcast_to(np.atleast_2d(model.check_q(q)), (tt.A.shape[0], model.nq))
-    F, M = model.applied_wrenches(qb, t)
+        return Amat, None
+    F, M = model.applied_wrenches(q, qd=qd, t=t, poses=(tt.r, tt.A),
+                                  velocities=(tt.vel, tt.omega))
     w = tt.omega[:, 1:]
     lin = F[:, 1:] - m[:, None] * tt.acc_bias
-    ang = M[:, 1:] - _mv(I, tt.alpha_bias) - np.cross(w, _mv(I, w))
-    Bvec = np.sum(_mv(JvT, lin) + _mv(JwT, ang), axis=1)
-    return Amat, Bvec, tt
+    ang = M[:, 1:] - mv(I, tt.alpha_bias) - np.cross(w, mv(I, w))
+    Bvec = np.sum(mv(JvT, lin) + mv(JwT, ang), axis=1) + model.generalized_forces(q, qd, t)
+    return Amat, Bvec
 
 
-def _unbatch(out, *inputs):
-    return out[0] if all(np.ndim(x) <= 1 for x in inputs if x is not None) else out
+def _solve_spd(Amat, rhs, what):
+    try:
+        L = np.linalg.cholesky(Amat)
+    except np.linalg.LinAlgError:
+        raise SingularSystemError(
+            f"{what}: the mass matrix is not positive definite: a joint coordinate moves no "
+            "mass (e.g. a joint between massless bodies) or the configuration is singular"
+        ) from None
+    return np.linalg.solve(transpose(L), np.linalg.solve(L, rhs[..., None]))[..., 0]
 
 
-def mass_matrix(model, q, t=0.0):
+def mass_matrix(model, q, *, t=0.0):
     """The mass matrix ``A(q)`` of (3.167): ``Phi m Phi^T + (pT) J (pT)^T``.
 
     Parameters
     ----------
-    q : (nq,) or (B, nq)
+    q : array_like, shape (..., nq)
+    t : float
+        Time (only matters with a prescribed base motion).
 
     Returns
     -------
-    ndarray, shape (nv, nv) or (B, nv, nv)
-        Symmetric positive definite; ``v^T A v / 2`` is the kinetic energy.
+    ndarray, shape (..., nv, nv)
+        Symmetric positive definite; ``qd^T A qd / 2`` is the kinetic energy.
 
     Examples
     --------
@@ -231,30 +333,58 @@ def mass_matrix(model, q, t=0.0):
     array([[12.,  4.],
            [ 4.,  2.]])
     """
-    Amat, _, _ = _assemble(model, q, None, t, need_bias=False)
-    return _unbatch(Amat, q)
+    state = model.check_state(q, t=t)
+    Amat, _ = _assemble(model, state.q, np.zeros((state.q.shape[0], model.nv)), state.t,
+                        need_bias=False)
+    return state.result(Amat, "mb.tree.mass_matrix")
 
 
-def bias_forces(model, q, qd, t=0.0):
-    """``B`` of (3.167) without joint forces: applied, gyroscopic and velocity terms."""
-    _, Bvec, _ = _assemble(model, q, qd, t)
-    return _unbatch(Bvec, q, qd)
+def bias_forces(model, q, qd, *, t=0.0):
+    """``B`` of (3.167) without ``tau``: applied, spring, gyroscopic and velocity terms.
 
-
-def forward_dynamics(model, q, qd, tau=None, t=0.0):
-    """Generalized accelerations from ``A ddq = B + tau`` (3.167) (the **contract** function).
-
-    Parameters
-    ----------
-    q : (nq,) or (B, nq)
-    qd : (nv,) or (B, nv)
-    tau : (nv,) or (B, nv), optional
-        Generalized joint forces in the order of ``qd``.
-    t : float
+    ``A qdd = B + tau``; ``B`` includes the model's generalized forces (joint springs,
+    control laws).
 
     Returns
     -------
-    ndarray, shape (nv,) or (B, nv)
+    ndarray, shape (..., nv)
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> bias_forces(m, [0.0, 0.0], [0.0, 0.0]).round(4)  # weights: moments about the joints
+    array([-19.62 ,  -4.905])
+    """
+    state = model.check_state(q, qd, t=t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        _, Bvec = _assemble(model, state.q, state.qd, state.t)
+    return state.result(Bvec, "mb.tree.bias_forces")
+
+
+def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
+    """Generalized accelerations from ``A qdd = B + tau`` (3.167) (the **contract** function).
+
+    Parameters
+    ----------
+    q : array_like, shape (..., nq)
+    qd : array_like, shape (..., nv)
+    tau : array_like, shape (..., nv), optional
+        Generalized joint forces in the order of ``qd`` (added to the model's force
+        elements).
+    t : float
+        Time (loads, base motion).
+
+    Returns
+    -------
+    ndarray, shape (..., nv)
+
+    Raises
+    ------
+    ShapeError, InconsistentStateError
+        Bad inputs (see :meth:`mbcourse.Model.check_state`).
+    SingularSystemError
+        A singular mass matrix or a result that is not finite.
 
     Examples
     --------
@@ -264,22 +394,22 @@ def forward_dynamics(model, q, qd, tau=None, t=0.0):
     ...                  mb.cartesian.forward_dynamics(m, [0.3, 0.2], [1.0, -0.5])))
     True
     """
-    tau_arr = np.atleast_2d(model.check_tau(tau))
-    Amat, Bvec, _ = _assemble(model, q, qd, t)
-    try:
-        L = np.linalg.cholesky(Amat)
-    except np.linalg.LinAlgError:
-        raise SingularSystemError(
-            "the mass matrix is not positive definite: a joint coordinate moves no mass "
-            "(e.g. a joint between massless bodies) or the configuration is singular"
-        ) from None
-    rhs = (Bvec + tau_arr)[..., None]
-    out = np.linalg.solve(np.swapaxes(L, -1, -2), np.linalg.solve(L, rhs))[..., 0]
-    return _unbatch(out, q, qd, tau)
+    state = model.check_state(q, qd, tau, t=t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Amat, Bvec = _assemble(model, state.q, state.qd, state.t)
+        out = _solve_spd(Amat, Bvec + state.tau, "mb.tree.forward_dynamics")
+    return state.result(out, "mb.tree.forward_dynamics")
 
 
-def inverse_dynamics(model, q, qd, qdd, t=0.0):
-    """Generalized forces ``tau = A ddq - B`` that produce the accelerations ``qdd``.
+def inverse_dynamics(model, q, qd, qdd, *, t=0.0):
+    """Generalized actuator forces ``tau = A qdd - B`` that produce the accelerations ``qdd``.
+
+    ``B`` holds every force element of the model, so ``forward_dynamics(model, q, qd,
+    inverse_dynamics(model, q, qd, qdd)) == qdd``.
+
+    Returns
+    -------
+    ndarray, shape (..., nv)
 
     Examples
     --------
@@ -289,32 +419,36 @@ def inverse_dynamics(model, q, qd, qdd, t=0.0):
     >>> bool(np.allclose(forward_dynamics(m, [0.3, 0.2], [1.0, -0.5], tau), 0.0))
     True
     """
-    qdd_arr = np.atleast_2d(model.check_v(qdd, name="qdd"))
-    Amat, Bvec, _ = _assemble(model, q, qd, t)
-    out = (Amat @ qdd_arr[..., None])[..., 0] - Bvec
-    return _unbatch(out, q, qd, qdd)
+    state = model.check_state(q, qd, qdd=qdd, t=t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Amat, Bvec = _assemble(model, state.q, state.qd, state.t)
+        out = mv(Amat, state.qdd) - Bvec
+    return state.result(out, "mb.tree.inverse_dynamics")
 
 
-def driven(model, q, qd, prescribed, tau=None, t=0.0):
+def driven(model, q, qd, prescribed, tau=None, *, t=0.0):
     """Driven (controlled) coordinates, Yudintsev (3.92)–(3.94).
 
     Some generalized accelerations are prescribed (a motor enforces ``q_k(t)``); the rest
     follow from the equations with rows and columns of the driven coordinates removed,
-    ``A' ddq' = B' - eta ddq_k``, and the actuator force is
-    ``M_k = (A ddq)_k - B_k`` (3.93).
+    ``A' qdd' = B' - eta qdd_k``, and the actuator force is
+    ``M_k = (A qdd)_k - B_k`` (3.93).
 
     Parameters
     ----------
+    q : array_like, shape (..., nq)
+    qd : array_like, shape (..., nv)
     prescribed : dict
-        ``{index in qd: prescribed acceleration}`` (scalars or (B,) arrays).
-    tau : (nv,) or (B, nv), optional
+        ``{index in qd: prescribed acceleration}`` (scalars or arrays of the batch shape).
+    tau : array_like, shape (..., nv), optional
         Known generalized forces on the free coordinates.
+    t : float
 
     Returns
     -------
-    qdd : ndarray, shape (nv,) or (B, nv)
+    qdd : ndarray, shape (..., nv)
         All accelerations (the prescribed ones included).
-    actuator : ndarray, shape (k,) or (B, k)
+    actuator : ndarray, shape (..., k)
         The generalized forces the drives must supply, in the order of ``sorted(prescribed)``.
 
     Examples
@@ -330,20 +464,29 @@ def driven(model, q, qd, prescribed, tau=None, t=0.0):
     if not isinstance(prescribed, dict) or not prescribed:
         raise ShapeError("prescribed must be a non-empty dict {coordinate index: acceleration}")
     idx = sorted(prescribed)
-    if any(not isinstance(k, (int, np.integer)) or not 0 <= k < model.nv for k in idx):
+    if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < model.nv
+           for k in idx):
         raise ShapeError(f"prescribed coordinates must be indices 0..{model.nv - 1}, got {idx}")
     free = [k for k in range(model.nv) if k not in prescribed]
-    tau_arr = np.atleast_2d(model.check_tau(tau))
-    Amat, Bvec, _ = _assemble(model, q, qd, t)
-    Bvec = Bvec + tau_arr
-    batch = Amat.shape[0]
-    qdd = np.zeros((batch, model.nv))
+    state = model.check_state(q, qd, tau, t=t)
+    Bn = state.q.shape[0]
+    qdd = np.zeros((Bn, model.nv))
     for k in idx:
-        qdd[:, k] = prescribed[k]
-    if free:
-        Af = Amat[:, free][:, :, free]
-        rhs = Bvec[:, free] - np.einsum("bfk,bk->bf", Amat[:, free][:, :, idx], qdd[:, idx])
-        qdd[:, free] = np.linalg.solve(Af, rhs[..., None])[..., 0]
-    actuator = np.einsum("bkn,bn->bk", Amat[:, idx], qdd) - Bvec[:, idx]
-    single = np.ndim(q) <= 1 and np.ndim(qd) <= 1
-    return (qdd[0], actuator[0]) if single else (qdd, actuator)
+        value = prescribed[k]
+        if np.iscomplexobj(value) or not np.all(np.isfinite(np.asarray(value, dtype=float))):
+            raise ShapeError(f"prescribed[{k}] ({model.v_names[k]}) must be finite real "
+                             f"numbers, got {value!r}")
+        try:
+            qdd[:, k] = np.broadcast_to(np.asarray(value, dtype=float), state.batch).reshape(Bn)
+        except ValueError:
+            raise ShapeError(f"prescribed[{k}] has shape {np.shape(value)}; it must be a number "
+                             f"or broadcast to the batch shape {state.batch}") from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        Amat, Bvec = _assemble(model, state.q, state.qd, state.t)
+        Bvec = Bvec + state.tau
+        if free:
+            Af = Amat[:, free][:, :, free]
+            rhs = Bvec[:, free] - mv(Amat[:, free][:, :, idx], qdd[:, idx])
+            qdd[:, free] = _solve_spd(Af, rhs, "mb.tree.driven")
+        actuator = mv(Amat[:, idx], qdd) - Bvec[:, idx]
+    return state.result(qdd, "mb.tree.driven"), state.result(actuator, "mb.tree.driven")

@@ -36,9 +36,9 @@ symmetric; with that ``B`` the energy is not conserved (see the tests).
 
 Scope (anything else raises :class:`~mbcourse.errors.ModelError`):
 
-* every joint is ``revolute`` with axis ``+z`` or ``-z`` (a ``-z`` axis turns the child by
-  ``-q``), and its ``orientation`` is the identity or a rotation about ``z`` (offset angle
-  ``theta0_a``);
+* every joint is a pure rotation (``joint.revolute_axis``) about ``+z`` or ``-z`` (a
+  ``-z`` axis turns the child by ``-q``), and its ``orientation`` is the identity or a
+  rotation about ``z`` (offset angle ``theta0_a``);
 * the model is a tree (closed loops raise :class:`~mbcourse.errors.TopologyError`);
 * body 0 is fixed or **translates** (a prescribed base motion with zero angular velocity
   and acceleration and an orientation about ``z``); its acceleration ``r0''`` enters
@@ -46,8 +46,11 @@ Scope (anything else raises :class:`~mbcourse.errors.ModelError`):
 
 The z components of ``parent_point``/``child_point``, of gravity, of applied forces and
 the x, y components of applied moments are carried by the hinges and do no work: they
-are ignored. ``R`` uses gravity and every load of the model (``Model.add_force``,
-constant or time-dependent, evaluated at time ``t``), or the in-plane forces you pass.
+are ignored. ``R`` uses every force element of the model at the state and time ``t``:
+gravity, loads (constants or functions ``f(t, q, qd)``), spring-dampers between body points
+(their tension from the true 3-D distance, :meth:`~mbcourse.Model.applied_wrenches`), and
+joint spring-dampers and control laws (:meth:`~mbcourse.Model.generalized_forces`) as joint
+moments ``S Y``; or the in-plane forces you pass.
 
 Joint torques: the relative angle of joint ``a`` is ``sigma_a q_a + theta0_a =
 phi_{i-(a)} - phi_{i+(a)}`` (``sigma_a = +-1`` the axis sign), so a generalized torque
@@ -75,16 +78,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ModelError, ShapeError, SingularSystemError, TopologyError
-from ..spatial import axis_angle
+from ..errors import ModelError, ShapeError, SingularSystemError
+from ..spatial import axis_angle, mv, transpose
 
-__all__ = ["PlanarParameters", "planar_parameters", "planar_equations", "absolute_angles",
-           "relative_coordinates", "relative_accelerations", "mass_matrix", "forward_dynamics",
-           "is_planar"]
+__all__ = ["PlanarParameters", "prepare", "planar_parameters", "planar_equations",
+           "absolute_angles", "relative_coordinates", "relative_accelerations", "mass_matrix",
+           "forward_dynamics", "is_planar"]
 
 _TOL = 1e-9
-_ALLOWED = ("a tree of 'revolute' joints whose axis is +z or -z and whose orientation is the "
-            "identity or a rotation about z; body 0 fixed or translating (no base rotation)")
+_ALLOWED = ("a tree of revolute joints (pure rotations, joint.revolute_axis) whose axis is +z "
+            "or -z and whose orientation is the identity or a rotation about z; body 0 fixed "
+            "or translating (no base rotation)")
 
 
 # -------------------------------------------------------------------- checks
@@ -92,11 +96,13 @@ def _planarity_problems(model):
     """List of reasons why ``model`` is not a planar revolute tree (empty: it is)."""
     problems = []
     for j in model.joints:
-        if j.kind != "revolute":
-            problems.append(f"joint {j.name!r} is {j.kind!r}")
+        axis = j.revolute_axis
+        if axis is None:
+            problems.append(f"joint {j.name!r} is not a revolute joint (a pure rotation about "
+                            f"a fixed axis): {j!r}")
             continue
-        if np.linalg.norm(j.axis[:2]) > _TOL:
-            problems.append(f"joint {j.name!r} turns about {np.round(j.axis, 6).tolist()}, "
+        if np.linalg.norm(axis[:2]) > _TOL:
+            problems.append(f"joint {j.name!r} turns about {np.round(axis, 6).tolist()}, "
                             "not about z")
         R0 = j.orientation
         if abs(R0[2, 2] - 1.0) > _TOL or np.abs(R0[:2, 2]).max() > _TOL \
@@ -124,15 +130,7 @@ def _require_planar_tree(model):
             "the planar formulation (3.36)-(3.43) needs " + _ALLOWED + "; but "
             + "; ".join(problems) + ". Use mb.tree.forward_dynamics for spatial models"
         )
-    g = model.graph
-    if not g.is_tree:
-        _, cut = g.spanning_tree()
-        raise TopologyError(
-            f"the planar tree equations (3.43) need a tree, but joints "
-            f"{[model.joints[a].name for a in cut]} close loops; use "
-            "mb.cartesian.forward_dynamics (constraint rows handle loops)"
-        )
-    return g
+    return model.require_tree("the planar tree equations (3.43)")
 
 
 def _base_state(model, t):
@@ -152,11 +150,12 @@ def _base_state(model, t):
 
 
 # ---------------------------------------------------------------- parameters
-@dataclass
+@dataclass(frozen=True)
 class PlanarParameters:
     """Body-fixed constants of a planar tree (Yudintsev 3.2, 3.2.2), all 2-D.
 
     Body indices ``i, j`` run over ``1..n`` stored at ``0..n-1``; joints at ``a - 1``.
+    The arrays are read-only (prepared once per model version).
 
     Attributes
     ----------
@@ -218,13 +217,20 @@ def _angle(v):
     return np.mod(np.arctan2(v[..., 1], v[..., 0]), 2 * np.pi)
 
 
+def _readonly(arr):
+    out = np.array(arr)
+    out.flags.writeable = False
+    return out
+
+
 def planar_parameters(model):
     """Body-fixed constants ``d_ij, a_ij, b_i0, beta_i, K_i3, M`` and ``s_i < s_j``.
 
     Computed the book's way from the graph matrices: ``C = S c`` (3.5), ``d = C T`` (3.13),
     ``b_i0 = (1/M) sum_j m_j d_ij`` (3.26), ``b_ij = b_i0 - d_ij`` (3.20) and
     ``K_i3 = J_i,zz + sum_k m_k d_ik^2`` (3.24), in 2-D (z components of the hinge
-    points are ignored).
+    points are ignored). They are the prepared data of this module: built once per model
+    version (:meth:`mbcourse.Model.prepared`).
 
     Parameters
     ----------
@@ -255,50 +261,65 @@ def planar_parameters(model):
     >>> p.less.tolist(), round(float(p.K3[0]), 12)   # s_1 < s_2; K_13 = J1 + 0.25 + 1
     ([[False, True], [False, False]], 1.333541666667)
     """
-    if "planar_parameters" in model._cache:
-        return model._cache["planar_parameters"]
-    g = _require_planar_tree(model)
-    S_full, T = g.S, g.T
-    S, S0 = S_full[1:], S_full[0]
-    n, m = model.n, model.m
-    c = np.zeros((n, m, 2))
-    for a, j in enumerate(model.joints):
-        if j.parent > 0:
-            c[j.parent - 1, a] = j.parent_point[:2]
-        c[j.child - 1, a] = j.child_point[:2]
-    C = S[:, :, None] * c                                   # (3.5)
-    d = np.einsum("iak,aj->ijk", C, T)                      # (3.13) d = C T
-    masses = model.masses()
-    M = float(masses.sum())
-    b0 = np.einsum("ijk,j->ik", d, masses) / M              # (3.26)
-    b = b0[:, None, :] - d                                  # (3.20)
-    d_mag = np.linalg.norm(d, axis=-1)
-    a_ang = np.where(d_mag > 0, _angle(d), 0.0)
-    b0_mag = np.linalg.norm(b0, axis=-1)
-    beta = np.where(b0_mag > 0, _angle(b0), 0.0)
-    count = np.abs(S) @ np.abs(T)  # arcs of s_i on the path s_0 -> s_j
-    less = count == 2
-    Jzz = model.inertias()[:, 2, 2]
-    K3 = Jzz + np.einsum("k,ik->i", masses, d_mag**2)        # (3.24), (3,3) entry
-    sigma = np.array([np.sign(j.axis[2]) for j in model.joints])
-    theta0 = np.array([np.arctan2(j.orientation[1, 0], j.orientation[0, 0])
-                       for j in model.joints])
-    params = PlanarParameters(S=S, S0=S0, T=T, c=c, C=C, d=d, d_mag=d_mag, a=a_ang, b0=b0,
-                              b0_mag=b0_mag, beta=beta, b=b, less=less, K3=K3, masses=masses,
-                              Jzz=Jzz, M=M, sigma=sigma, theta0=theta0)
-    model._cache["planar_parameters"] = params
-    return params
+    def build():
+        g = _require_planar_tree(model)
+        S_full, T = g.S, g.T
+        S, S0 = S_full[1:], S_full[0]
+        n, m = model.n, model.m
+        c = np.zeros((n, m, 2))
+        for a, j in enumerate(model.joints):
+            if j.parent > 0:
+                c[j.parent - 1, a] = j.parent_point[:2]
+            c[j.child - 1, a] = j.child_point[:2]
+        C = S[:, :, None] * c                                   # (3.5)
+        d = np.einsum("iak,aj->ijk", C, T)                      # (3.13) d = C T
+        masses = model.masses()
+        M = float(masses.sum())
+        b0 = np.einsum("ijk,j->ik", d, masses) / M              # (3.26)
+        b = b0[:, None, :] - d                                  # (3.20)
+        d_mag = np.linalg.norm(d, axis=-1)
+        a_ang = np.where(d_mag > 0, _angle(d), 0.0)
+        b0_mag = np.linalg.norm(b0, axis=-1)
+        beta = np.where(b0_mag > 0, _angle(b0), 0.0)
+        count = np.abs(S) @ np.abs(T)  # arcs of s_i on the path s_0 -> s_j
+        less = count == 2
+        Jzz = model.inertias()[:, 2, 2]
+        K3 = Jzz + np.einsum("k,ik->i", masses, d_mag**2)        # (3.24), (3,3) entry
+        sigma = np.array([np.sign(j.revolute_axis[2]) for j in model.joints])
+        theta0 = np.array([np.arctan2(j.orientation[1, 0], j.orientation[0, 0])
+                           for j in model.joints])
+        arrays = dict(S=S, S0=S0, T=T, c=c, C=C, d=d, d_mag=d_mag, a=a_ang, b0=b0,
+                      b0_mag=b0_mag, beta=beta, b=b, less=less, K3=K3, masses=masses, Jzz=Jzz,
+                      sigma=sigma, theta0=theta0)
+        return PlanarParameters(M=M, **{k: _readonly(v) for k, v in arrays.items()})
+
+    return model.prepared("tree.planar", build)
+
+
+def prepare(model):
+    """The prepared data of this module: :func:`planar_parameters` (once per model version).
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> prepare(m) is planar_parameters(m)
+    True
+    """
+    return planar_parameters(model)
 
 
 # ---------------------------------------------------------- coordinate maps
 def _check_angles(model, x, name):
+    if np.iscomplexobj(x):
+        raise ShapeError(f"{name} must be real numbers, got a complex array")
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
         raise ShapeError(f"{name} must be an array of {model.n} numbers, got {x!r}") from None
     if arr.ndim == 0 or arr.shape[-1] != model.n:
         raise ShapeError(
-            f"{name} must have shape ({model.n},) or (batch, {model.n}) (one absolute angle "
+            f"{name} must have shape ({model.n},) or (..., {model.n}) (one absolute angle "
             f"per body {[b.name for b in model.bodies[1:]]}), got shape {arr.shape}"
         )
     if not np.all(np.isfinite(arr)):
@@ -306,7 +327,19 @@ def _check_angles(model, x, name):
     return arr
 
 
-def absolute_angles(model, q, qd=None, t=0.0):
+def _absolute(p, phi0, q, qd=None):
+    """``phi = phi_0 1 - T^T (sigma q + theta0)`` and ``phi' = -T^T (sigma q')`` on arrays."""
+    phi = phi0 - (p.sigma * q + p.theta0) @ p.T
+    return phi, None if qd is None else -(p.sigma * qd) @ p.T
+
+
+def _relative(p, phi0, phi, dphi=None):
+    """``q = sigma (-(S0 phi_0 + S^T phi) - theta0)``, ``q' = -sigma S^T phi'`` on arrays."""
+    q = p.sigma * (-(p.S0 * phi0 + phi @ p.S) - p.theta0)
+    return q, None if dphi is None else -p.sigma * (dphi @ p.S)
+
+
+def absolute_angles(model, q, qd=None, *, t=0.0):
     """Absolute angles ``phi`` (and rates) from the model's relative joint angles.
 
     The relative angle of joint ``a`` is ``phi_{i-(a)} - phi_{i+(a)} = sigma_a q_a +
@@ -319,12 +352,13 @@ def absolute_angles(model, q, qd=None, t=0.0):
 
     Parameters
     ----------
-    q : (n,) or (B, n)
-    qd : (n,) or (B, n), optional
+    q : array_like, shape (..., n)
+    qd : array_like, shape (..., n), optional
+    t : float
 
     Returns
     -------
-    phi : ndarray, shape like ``q``
+    phi : ndarray, shape (..., n)
         Or ``(phi, dphi)`` if ``qd`` is given.
 
     Examples
@@ -335,15 +369,15 @@ def absolute_angles(model, q, qd=None, t=0.0):
     """
     p = planar_parameters(model)
     phi0, _ = _base_state(model, t)
-    q = model.check_q(q)
-    phi = phi0 - (p.sigma * q + p.theta0) @ p.T
+    state = model.check_state(q, qd, t=t)
+    phi, dphi = _absolute(p, phi0, state.q, state.qd)
+    what = "mb.tree.planar.absolute_angles"
     if qd is None:
-        return phi
-    dphi = -(p.sigma * model.check_v(qd)) @ p.T
-    return phi, dphi
+        return state.result(phi, what)
+    return state.result(phi, what), state.result(dphi, what)
 
 
-def relative_coordinates(model, phi, dphi=None, t=0.0):
+def relative_coordinates(model, phi, dphi=None, *, t=0.0):
     """Inverse of :func:`absolute_angles`: ``q = sigma (-(S0 phi_0 + S^T phi) - theta0)``.
 
     Examples
@@ -354,12 +388,11 @@ def relative_coordinates(model, phi, dphi=None, t=0.0):
     """
     p = planar_parameters(model)
     phi0, _ = _base_state(model, t)
-    phi = _check_angles(model, phi, "phi")
-    q = p.sigma * (-(p.S0 * phi0 + phi @ p.S) - p.theta0)
+    q, _ = _relative(p, phi0, _check_angles(model, phi, "phi"))
     if dphi is None:
         return q
-    dphi = _check_angles(model, dphi, "dphi")
-    return q, -p.sigma * (dphi @ p.S)
+    _, qd = _relative(p, phi0, np.zeros(model.n), _check_angles(model, dphi, "dphi"))
+    return q, qd
 
 
 def relative_accelerations(model, ddphi):
@@ -381,7 +414,45 @@ def _rot_z(phi):
     return axis_angle(np.array([0.0, 0.0, 1.0]), phi)
 
 
-def planar_equations(model, phi, dphi, forces=None, t=0.0):
+def _model_forces(model, q, qd, t, phi, phi0):
+    """In-plane forces ``F`` (B, n, 2) and moments ``Mz`` (B, n) of every force element
+    through the centres of mass, and the joint moments ``Y = -sigma Q`` (B, m) of the
+    generalized force elements."""
+    Aw = np.empty(phi.shape[:-1] + (phi.shape[-1] + 1, 3, 3))
+    Aw[..., 0, :, :] = _rot_z(phi0)
+    Aw[..., 1:, :, :] = _rot_z(phi)
+    # orientations suffice without springs; with them the model computes the true poses
+    F3, M3 = model.applied_wrenches(q, qd=qd, t=t, orientations=Aw)
+    return F3[..., 1:, :2], M3[..., 1:, 2]
+
+
+def _A_B(p, phi):
+    """``A`` (symmetric, cos) and ``B`` (antisymmetric, sin: erratum E16) of (3.42)."""
+    less = p.less
+    # angle of the coupling terms for i < j: phi_i - phi_j + a_ij - beta_j
+    theta = phi[..., :, None] - phi[..., None, :] + p.a - p.beta[None, :]
+    coef = p.M * p.d_mag * p.b0_mag[None, :] * less  # M d_ij b_j0 for s_i < s_j
+    upper_cos = coef * np.cos(theta)
+    upper_sin = coef * np.sin(theta)
+    # s_j < s_i: M d_ji b_i0 cos/sin(phi_i - phi_j - a_ji + beta_i) = transposes of the above
+    # with the argument's sign flipped: cos even -> symmetric, sin odd -> antisymmetric (E16)
+    A = upper_cos + transpose(upper_cos) + np.diag(p.K3)
+    B = upper_sin - transpose(upper_sin)
+    return A, B
+
+
+def _R(p, phi, F, Mz, acc0):
+    """``R_i`` of (3.42): applied moments, lever terms of the forces, base acceleration."""
+    n = phi.shape[-1]
+    ang = phi[..., :, None] + p.a                      # phi_i + a_ij
+    reach = p.less | np.eye(n, dtype=bool)             # s_i <= s_j
+    lever = p.d_mag * reach * (F[..., None, :, 0] * np.sin(ang) - F[..., None, :, 1] * np.cos(ang))
+    gb = phi + p.beta
+    return (Mz + lever.sum(axis=-1)
+            - p.M * p.b0_mag * (acc0[0] * np.sin(gb) - acc0[1] * np.cos(gb)))
+
+
+def planar_equations(model, phi, dphi, forces=None, *, t=0.0):
     """The matrices ``A``, ``B`` and the vector ``R`` of (3.42)-(3.43) (erratum E16).
 
     ``A phi'' + B phi'^2 = R + S Y`` in absolute angles; see the module docstring for
@@ -391,13 +462,15 @@ def planar_equations(model, phi, dphi, forces=None, t=0.0):
     ----------
     model : Model
         A planar revolute tree.
-    phi, dphi : array_like, shape (n,) or (B, n)
-        Absolute angles and their rates (``dphi`` is not needed by ``A``, ``B``, ``R``;
-        it is checked and fixes the batch shape).
+    phi, dphi : array_like, shape (..., n)
+        Absolute angles and their rates (``dphi`` enters ``R`` through dampers and forces
+        that depend on the speeds; it also fixes the batch shape).
     forces : tuple (F, Mz), optional
         In-plane applied forces through the centres of mass ``F`` (shape (..., n, 2) or
-        (..., n, 3), inertial axes; z ignored) and moments ``Mz`` (shape (..., n)). Default:
-        gravity and every load of the model at time ``t`` (``Model.applied_wrenches``).
+        (..., n, 3), inertial axes; z ignored) and moments ``Mz`` (shape (..., n)): then
+        ``R`` holds these only. Default: every force element of the model at this state and
+        time (gravity, loads, springs and dampers; joint springs and generalized forces as
+        the joint moments ``S Y``).
     t : float
         Time (loads and the base acceleration ``r0''``).
 
@@ -423,31 +496,22 @@ def planar_equations(model, phi, dphi, forces=None, t=0.0):
     >>> A, B, R = planar_equations(m, [0.0], [0.0])
     >>> A.round(12).tolist(), B.tolist(), R.round(12).tolist()
     ([[1.333333333333]], [[0.0]], [-9.81])
+    >>> _ = m.add_joint_spring("O", stiffness=2.0, rest=0.5)    # 2 (0.5 - 0) more on R
+    >>> planar_equations(m, [0.0], [0.0])[2].round(12).tolist()
+    [-8.81]
     """
     p = planar_parameters(model)
     phi0, acc0 = _base_state(model, t)
     phi = _check_angles(model, phi, "phi")
     dphi = _check_angles(model, dphi, "dphi")
-    phi = np.broadcast_to(phi, np.broadcast_shapes(phi.shape, dphi.shape))
-    n, M = model.n, p.M
-    less = p.less
-    # angle of the coupling terms for i < j: phi_i - phi_j + a_ij - beta_j
-    theta = phi[..., :, None] - phi[..., None, :] + p.a - p.beta[None, :]
-    coef = M * p.d_mag * p.b0_mag[None, :] * less  # M d_ij b_j0 for s_i < s_j
-    upper_cos = coef * np.cos(theta)
-    upper_sin = coef * np.sin(theta)
-    # s_j < s_i: M d_ji b_i0 cos/sin(phi_i - phi_j - a_ji + beta_i) = transposes of the above
-    # with the argument's sign flipped: cos even -> symmetric, sin odd -> antisymmetric (E16)
-    A = upper_cos + np.swapaxes(upper_cos, -1, -2)
-    A = A + np.diag(p.K3)
-    B = upper_sin - np.swapaxes(upper_sin, -1, -2)
-    # right-hand side R_i
+    n = model.n
+    batch = np.broadcast_shapes(phi.shape[:-1], dphi.shape[:-1])
+    phi = np.broadcast_to(phi, batch + (n,))
+    dphi = np.broadcast_to(dphi, batch + (n,))
     if forces is None:
-        Aw = np.zeros(phi.shape[:-1] + (n + 1, 3, 3))
-        Aw[..., 0, :, :] = _rot_z(phi0)
-        Aw[..., 1:, :, :] = _rot_z(phi)
-        F3, M3 = model.applied_wrenches(t=t, orientations=Aw)
-        F, Mz = F3[..., 1:, :2], M3[..., 1:, 2]
+        q, qd = _relative(p, phi0, phi, dphi)
+        F, Mz = _model_forces(model, q, qd, t, phi, phi0)
+        Y = -p.sigma * model.generalized_forces(q, qd, t)  # book's joint moments
     else:
         F, Mz = forces
         F = np.asarray(F, dtype=float)[..., :2]
@@ -455,21 +519,17 @@ def planar_equations(model, phi, dphi, forces=None, t=0.0):
         if F.shape[-2:] != (n, 2) or Mz.shape[-1:] != (n,):
             raise ShapeError(f"forces must be (F of shape (..., {n}, 2 or 3), Mz of shape "
                              f"(..., {n})), got shapes {F.shape} and {Mz.shape}")
-    ang = phi[..., :, None] + p.a                      # phi_i + a_ij
-    reach = less | np.eye(n, dtype=bool)               # s_i <= s_j
-    lever = p.d_mag * reach * (F[..., None, :, 0] * np.sin(ang) - F[..., None, :, 1] * np.cos(ang))
-    gb = phi + p.beta
-    R = (Mz + lever.sum(axis=-1)
-         - M * p.b0_mag * (acc0[0] * np.sin(gb) - acc0[1] * np.cos(gb)))
-    A = np.broadcast_to(A, phi.shape[:-1] + (n, n))
-    return A, B, np.broadcast_to(R, phi.shape)
+        Y = None
+    A, B = _A_B(p, phi)
+    R = _R(p, phi, F, Mz, acc0)
+    if Y is not None:
+        R = R + Y @ p.S.T
+    shape = np.broadcast_shapes(phi.shape, R.shape)
+    return (np.broadcast_to(A, shape[:-1] + (n, n)), np.broadcast_to(B, shape[:-1] + (n, n)),
+            np.broadcast_to(R, shape))
 
 
-def _unbatch(out, *inputs):
-    return out[0] if all(np.ndim(x) <= 1 for x in inputs if x is not None) else out
-
-
-def mass_matrix(model, q, t=0.0):
+def mass_matrix(model, q, *, t=0.0):
     """Mass matrix in the model's relative coordinates, ``J^T A J`` with ``J = -T^T sigma``.
 
     Equals :func:`mbcourse.tree.mass_matrix` for planar trees.
@@ -482,31 +542,33 @@ def mass_matrix(model, q, t=0.0):
     True
     """
     p = planar_parameters(model)
-    q2 = np.atleast_2d(model.check_q(q))
-    phi = absolute_angles(model, q2, t=t)
-    A, _, _ = planar_equations(model, phi, np.zeros_like(phi), t=t)
+    phi0, _ = _base_state(model, t)
+    state = model.check_state(q, t=t)
+    phi, _ = _absolute(p, phi0, state.q)
+    A, _ = _A_B(p, phi)
     J = -p.T.T * p.sigma[None, :]
-    return _unbatch(J.T @ A @ J, q)
+    return state.result(J.T @ A @ J, "mb.tree.planar.mass_matrix")
 
 
-def forward_dynamics(model, q, qd, tau=None, t=0.0):
+def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
     """Joint accelerations of a planar tree from (3.43), in the model's coordinates.
 
     Converts ``(q, qd)`` to absolute angles (:func:`absolute_angles`), solves
-    ``A phi'' = R + S Y - B phi'^2`` with ``Y_a = -sigma_a tau_a`` and returns
-    ``q'' = -sigma S^T phi''`` (:func:`relative_accelerations`). Vectorized over a batch.
+    ``A phi'' = R + S Y - B phi'^2`` with ``Y_a = -sigma_a (tau_a + Q_a)`` (``Q`` the
+    model's joint springs and generalized forces) and returns ``q'' = -sigma S^T phi''``
+    (:func:`relative_accelerations`). Vectorized over any batch shape.
 
     Parameters
     ----------
-    q, qd : (nv,) or (B, nv)
+    q, qd : array_like, shape (..., nv)
         Relative joint angles and rates (the model's coordinates).
-    tau : (nv,) or (B, nv), optional
+    tau : array_like, shape (..., nv), optional
         Generalized joint torques.
     t : float
 
     Returns
     -------
-    ndarray, shape (nv,) or (B, nv)
+    ndarray, shape (..., nv)
 
     Raises
     ------
@@ -522,19 +584,22 @@ def forward_dynamics(model, q, qd, tau=None, t=0.0):
     True
     """
     p = planar_parameters(model)
-    q2 = np.atleast_2d(model.check_q(q))
-    qd2 = np.atleast_2d(model.check_v(qd))
-    tau2 = np.atleast_2d(model.check_tau(tau))
-    phi, dphi = absolute_angles(model, q2, qd2, t=t)
-    A, B, R = planar_equations(model, phi, dphi, t=t)
-    Y = -p.sigma * tau2                     # book's joint moments, +Y_a on i+(a)
-    rhs = R + Y @ p.S.T - (B @ (dphi**2)[..., None])[..., 0]
-    A, rhs = np.broadcast_arrays(A, rhs[..., None])
-    try:
-        L = np.linalg.cholesky(A)
-    except np.linalg.LinAlgError:
-        raise SingularSystemError(
-            "the planar mass matrix A of (3.42) is not positive definite"
-        ) from None
-    ddphi = np.linalg.solve(np.swapaxes(L, -1, -2), np.linalg.solve(L, rhs))[..., 0]
-    return _unbatch(relative_accelerations(model, ddphi), q, qd, tau)
+    phi0, acc0 = _base_state(model, t)
+    state = model.check_state(q, qd, tau, t=t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        phi, dphi = _absolute(p, phi0, state.q, state.qd)
+        F, Mz = _model_forces(model, state.q, state.qd, state.t, phi, phi0)
+        A, B = _A_B(p, phi)
+        tau_total = state.tau + model.generalized_forces(state.q, state.qd, state.t)
+        Y = -p.sigma * tau_total                 # book's joint moments, +Y_a on i+(a)
+        rhs = _R(p, phi, F, Mz, acc0) + Y @ p.S.T - mv(B, dphi**2)
+        try:
+            L = np.linalg.cholesky(A)
+        except np.linalg.LinAlgError:
+            raise SingularSystemError(
+                "mb.tree.planar.forward_dynamics: the planar mass matrix A of (3.42) is not "
+                "positive definite"
+            ) from None
+        ddphi = np.linalg.solve(transpose(L), np.linalg.solve(L, rhs[..., None]))[..., 0]
+        qdd = -p.sigma * (ddphi @ p.S)
+    return state.result(qdd, "mb.tree.planar.forward_dynamics")
