@@ -72,8 +72,11 @@ def _is_deficient(eq, Q=None, rtol=1e-10):
 
 
 def _check_solution(model, eq, ddX, lam):
+    """A non-finite solution of finite equations means a singular matrix; non-finite
+    equations (overflowing speeds) are passed on for the caller's check of the result."""
     if not (np.all(np.isfinite(ddX)) and np.all(np.isfinite(lam))):
-        _raise_redundant(model, eq)
+        if np.all(np.isfinite(eq.F)) and np.all(np.isfinite(eq.b)):
+            _raise_redundant(model, eq)
     return ddX, lam
 
 

@@ -16,27 +16,38 @@ elementary constraint rows (:mod:`.constraints`); together ``Q ddX = b``. The re
 (the sign of the multipliers follows (2.26): reactions are *added* to the applied forces;
 see erratum E10).
 
-Joints and their rows (spatial form):
+Every joint describes its own rows (:meth:`mbcourse.joints.Joint.rows`); in the spatial form:
 
-============  =============================================  ====
-kind          rows                                           rows
-============  =============================================  ====
-spherical     3 point–plane (normals e1, e2, e3 of the parent)  3
-revolute      3 point–plane + 2 perpendicular (keep the axis)   5
-universal     3 point–plane + 1 perpendicular (axis1 . axis2)   4
-cylindrical   2 point–plane (point on the axis) + 2 perpendicular 4
-prismatic     2 point–plane + 3 perpendicular (no rotation)     5
-fixed         3 point–plane + 3 perpendicular                   6
-free          none                                              0
-============  =============================================  ====
+============  ==============================================================  ====
+kind          rows                                                            rows
+============  ==============================================================  ====
+spherical     3 point–plane (normals e1, e2, e3 of the parent)                   3
+revolute      3 point–plane + 2 perpendicular (keep the axis)                    5
+universal     3 point–plane + 1 perpendicular (axis1 . axis2)                    4
+cylindrical   2 point–plane (point on the axis) + 2 perpendicular                4
+screw         2 point–plane + 2 perpendicular + 1 screw (advance = h theta)      5
+prismatic     2 point–plane + 3 perpendicular (no rotation)                      5
+fixed         3 point–plane + 3 perpendicular                                    6
+free          none                                                               0
+============  ==============================================================  ====
 
-Planar form (chosen automatically when every joint is a revolute joint about z, a
-prismatic joint in the xy plane or a fixed joint, gravity and loads lie in the plane):
-revolute = 2 point–line rows, slider = 1 point–line + 1 rotation row, fixed = 2 + 1.
+Planar form (chosen automatically when every joint can be planar — revolute about z,
+prismatic in the xy plane, fixed — gravity, constant loads and springs act in the plane and
+the base does not move): revolute = 2 point–line rows, slider = 1 point–line + 1 rotation
+row, fixed = 2 + 1.
+
+Forces: gravity, loads, spring-dampers (:meth:`mbcourse.Model.applied_wrenches`) act on the
+bodies; the joint forces ``tau`` plus the model's generalized forces (joint springs,
+:meth:`mbcourse.Model.add_generalized_force`) act as equal and opposite wrenches on the two
+bodies of each joint (:func:`joint_wrenches`).
 
 Closed loops need nothing special: every joint, including the ones that close loops,
 contributes its rows. The body coordinates are computed from ``q`` along a spanning tree;
-the joints that close loops must then be satisfied by ``q`` (checked).
+the joints that close loops must then be satisfied by ``q`` (checked;
+:func:`~mbcourse.cartesian.consistent_state` gives a consistent ``q, qd``).
+
+The per-model constants (row parameters, planarity, the joints closing loops) are built
+once per model version by :func:`prepare`.
 """
 
 from __future__ import annotations
@@ -46,10 +57,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InconsistentStateError, ModelError, ShapeError
+from ..joints import perpendicular_basis
+from ..spatial import mv, transpose
 from . import constraints as C
 
 __all__ = [
+    "prepare",
+    "Prepared",
+    "RowSet",
+    "RowGroup",
     "is_planar",
+    "resolve_planar",
     "body_states",
     "constraint_rows",
     "equations",
@@ -57,22 +75,244 @@ __all__ = [
     "solve",
     "reactions",
     "joint_accelerations",
+    "joint_coordinates",
+    "joint_wrenches",
+    "check_consistency",
     "Equations",
     "assemble",
     "BodyStates",
+    "ROW_FUNCTIONS",
 ]
 
 _E = np.eye(3)
-_EZ = np.array([0.0, 0.0, 1.0])
+
+#: Row type -> (function of :mod:`.constraints`, planar?). Each is called as
+#: ``function(*params, s_i, s_j)`` with the parameters of :class:`RowGroup`.
+ROW_FUNCTIONS = {
+    "point_plane": (C.point_plane, False),
+    "perpendicular": (C.perpendicular, False),
+    "screw": (C.screw, False),
+    "point_line": (C.planar_point_line, True),
+    "rotation": (C.planar_rotation, True),
+}
+
+
+# ------------------------------------------------------------------ the rows
+@dataclass
+class RowGroup:
+    """Rows of one elementary type, stacked: parameters and body indices (0 = base).
+
+    ``params`` is the tuple of arrays the row function takes before the two body states
+    (one entry per row along the first axis).
+    """
+
+    type: str
+    rows: list = field(default_factory=list)  # row numbers in the full system
+    i: list = field(default_factory=list)  # parent body of each row
+    j: list = field(default_factory=list)  # child body
+    joint: list = field(default_factory=list)
+    params: list = field(default_factory=list)  # per row: tuple of parameters
+
+    def freeze(self):
+        for name in ("rows", "i", "j", "joint"):
+            setattr(self, name, np.asarray(getattr(self, name), dtype=int))
+        self.params = tuple(np.array(p, dtype=float) for p in zip(*self.params))
+        return self
+
+
+@dataclass
+class RowSet:
+    """All rows of a model in one form: ``groups`` (type -> :class:`RowGroup`),
+    ``joint_rows`` (the row numbers of each joint), ``nc`` rows in all."""
+
+    groups: dict
+    joint_rows: list
+    nc: int
+
+
+def _row_params(joint, kind, p1, p2, p3):
+    """Parameters of one row of ``joint`` for its function in :data:`ROW_FUNCTIONS`."""
+    if kind in ("point_plane", "perpendicular", "point_line"):
+        return (p1, p2, p3)
+    if kind == "rotation":
+        return (p3,)
+    if kind == "screw":
+        # n, rho_j, d = n . c_parent, pitch, and the basis measuring the angle turned
+        u1, u2 = perpendicular_basis(p1)
+        return (p1, p2, float(p1 @ joint.parent_point), p3, u1, u2, joint.orientation.T @ u1)
+    raise ModelError(
+        f"joint {joint.name!r}: the Cartesian formulation has no constraint function for "
+        f"rows of type {kind!r}; valid types: {sorted(ROW_FUNCTIONS)}"
+    )
+
+
+def _build_rows(model, planar):
+    types = ("point_line", "rotation") if planar else ("point_plane", "perpendicular", "screw")
+    groups = {name: RowGroup(name) for name in types}
+    joint_rows = []
+    count = 0
+    for joint in model.joints:
+        rows = joint.rows(planar)
+        if rows is None:
+            return None
+        start = count
+        for kind, p1, p2, p3 in rows:
+            if kind not in groups:
+                raise ModelError(
+                    f"joint {joint.name!r}: a row of type {kind!r} does not belong to the "
+                    f"{'planar' if planar else 'spatial'} form (types {list(types)})"
+                )
+            params = _row_params(joint, kind, p1, p2, p3)
+            g = groups[kind]
+            g.rows.append(count)
+            g.i.append(joint.parent)
+            g.j.append(joint.child)
+            g.joint.append(joint.index)
+            g.params.append(params)
+            count += 1
+        joint_rows.append(np.arange(start, count))
+    return RowSet({k: g.freeze() for k, g in groups.items() if g.rows}, joint_rows, count)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Per-model constants of the Cartesian formulation (see :func:`prepare`).
+
+    Attributes
+    ----------
+    spatial_rows : RowSet
+    planar_rows : RowSet or None
+        ``None`` if some joint cannot keep its body in the xy plane.
+    planar : bool
+        The planar form applies (:func:`is_planar`).
+    z_levels : ndarray (n + 1,) or None
+        The constant ``z`` of every centre of mass in the planar form.
+    loop_joints : tuple of int
+        Joints that close loops (not on the spanning tree the body coordinates follow).
+    state_loads : bool
+        Some load is a callable ``f(t, q, qd)``: the forces need the generalized state.
+    needs_q : bool
+        The forces need ``q, qd`` (state loads, joint springs, generalized-force callables);
+        springs between body points need only the body states.
+    """
+
+    spatial_rows: RowSet
+    planar_rows: RowSet | None
+    planar: bool
+    z_levels: np.ndarray | None
+    loop_joints: tuple
+    state_loads: bool
+    needs_q: bool
+
+    def rows(self, planar):
+        return self.planar_rows if planar else self.spatial_rows
+
+
+def _in_plane(model, z):
+    """Gravity, constant loads and springs keep a planar model in its plane."""
+    if abs(model.gravity[2]) > 0 or model.base_motion is not None:
+        return False
+    for load in model.loads:  # body z stays world z, so both frames are checked alike
+        # callables are checked when evaluated (assemble refuses out-of-plane forces)
+        f = np.zeros(3) if load.force is None or callable(load.force) else load.force
+        m = np.zeros(3) if load.torque is None or callable(load.torque) else load.torque
+        if abs(f[2]) > 0 or np.abs(m[:2]).max() > 0:
+            return False
+    scale = 1.0 + np.abs(z).max(initial=0.0)
+    for s in model.springs:  # both attachment points at one height: the force is in-plane
+        if abs(z[s.body_a] + s.point_a[2] - z[s.body_b] - s.point_b[2]) > 1e-12 * scale:
+            return False
+    return True
+
+
+def prepare(model):
+    """The Cartesian formulation's per-model constants, built once per model version.
+
+    Row parameters of every joint in the spatial and (when possible) the planar form,
+    whether the planar form applies, the constant heights of the bodies in the planar form
+    and the joints that close loops. Any change of the model rebuilds them
+    (:meth:`mbcourse.Model.prepared`).
+
+    Returns
+    -------
+    Prepared
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> p = prepare(m)
+    >>> p.planar, p.spatial_rows.nc, p.planar_rows.nc, p.loop_joints
+    (True, 10, 4, ())
+    >>> prepare(m) is p
+    True
+    """
+    def build():
+        model.validate()
+        _, cut = model.graph.spanning_tree()
+        planar_rows = _build_rows(model, True)
+        z = None
+        if planar_rows is not None:
+            r, _ = model.body_poses(model.neutral_q())
+            z = np.array(r[:, 2])
+            z.flags.writeable = False
+        state_loads = any(callable(f) for ld in model.loads for f in (ld.force, ld.torque))
+        return Prepared(
+            spatial_rows=_build_rows(model, False),
+            planar_rows=planar_rows,
+            planar=planar_rows is not None and _in_plane(model, z),
+            z_levels=z,
+            loop_joints=tuple(int(a) for a in cut),
+            state_loads=state_loads,
+            needs_q=bool(state_loads or model.joint_springs or model.generalized_force_elements),
+        )
+
+    return model.prepared("cartesian", build)
+
+
+def constraint_rows(model, planar=False):
+    """The elementary constraint rows of every joint (from :func:`prepare`).
+
+    Returns
+    -------
+    groups : dict of str to RowGroup
+        ``"point_plane"``, ``"perpendicular"``, ``"screw"`` (spatial) or ``"point_line"``
+        and ``"rotation"`` (planar); types without rows are left out.
+    joint_rows : list of ndarray
+        For each joint, the numbers of its rows.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.Model()
+    >>> _ = m.add_body("nut", 1.0, [1, 1, 1])
+    >>> _ = m.add_joint("thread", "screw", "ground", "nut", axis=(0, 0, 1), lead=0.01)
+    >>> groups, joint_rows = constraint_rows(m)
+    >>> {k: g.rows.tolist() for k, g in groups.items()}
+    {'point_plane': [0, 1], 'perpendicular': [2, 3], 'screw': [4]}
+    """
+    rows = prepare(model).rows(planar)
+    if rows is None:
+        raise ModelError(_PLANAR_MESSAGE)
+    return rows.groups, rows.joint_rows
 
 
 # ----------------------------------------------------------------- planarity
+_PLANAR_MESSAGE = (
+    "planar=True needs a planar model: revolute joints about z, prismatic joints in the xy "
+    "plane, fixed joints (orientations about z), in-plane gravity, loads and springs, no base "
+    "motion"
+)
+
+
 def is_planar(model):
     """True if the model moves in the xy plane and can use the planar form.
 
-    Every joint must be a revolute joint about ``+-z``, a prismatic joint with its axis in
-    the xy plane, or a fixed joint, with joint orientations about ``z``; gravity and the
-    constant loads must lie in the plane and there must be no prescribed base motion.
+    Every joint must be able to keep its body in the plane (:attr:`Joint.planar`: a
+    revolute joint about ``+-z``, a prismatic joint with its axis in the xy plane or a fixed
+    joint, orientations about ``z``); gravity and the constant loads must lie in the plane,
+    the springs' attachment points at equal heights, and there must be no prescribed base
+    motion.
 
     Examples
     --------
@@ -83,130 +323,17 @@ def is_planar(model):
     >>> is_planar(m)
     True
     """
-    if abs(model.gravity[2]) > 0 or model.base_motion is not None:
-        return False
-    for j in model.joints:
-        if abs(j.orientation[2, 2] - 1.0) > 1e-12:
-            return False
-        if j.kind == "revolute" and abs(abs(j.axis[2]) - 1.0) < 1e-12:
-            continue
-        if j.kind == "prismatic" and abs(j.axis[2]) < 1e-12:
-            continue
-        if j.kind == "fixed":
-            continue
-        return False
-    for load in model.loads:  # body z stays world z, so both frames are checked alike
-        f = np.zeros(3) if load.force is None else np.asarray(load.force(0.0), float)
-        m = np.zeros(3) if load.torque is None else np.asarray(load.torque(0.0), float)
-        if abs(f[2]) > 0 or np.abs(m[:2]).max() > 0:
-            return False
-    return True
+    return prepare(model).planar
 
 
-# ------------------------------------------------------------------ the rows
-@dataclass
-class RowGroup:
-    """Rows of one elementary type, stacked: parameters and body indices (0 = base)."""
-
-    kind: str
-    rows: list = field(default_factory=list)  # row numbers in the full system
-    i: list = field(default_factory=list)  # parent body of each row
-    j: list = field(default_factory=list)  # child body
-    joint: list = field(default_factory=list)
-    p1: list = field(default_factory=list)  # n or u
-    p2: list = field(default_factory=list)  # rho_j or w
-    p3: list = field(default_factory=list)  # d or c0
-
-    def freeze(self):
-        for name in ("rows", "i", "j", "joint"):
-            setattr(self, name, np.asarray(getattr(self, name), dtype=int))
-        for name in ("p1", "p2", "p3"):
-            setattr(self, name, np.asarray(getattr(self, name), dtype=float))
-        return self
-
-
-def _perp_basis(a):
-    """Two unit vectors completing the unit vector ``a`` to a right-handed basis."""
-    trial = _E[np.argmin(np.abs(a))]
-    u1 = np.cross(a, trial)
-    u1 /= np.linalg.norm(u1)
-    return u1, np.cross(a, u1)
-
-
-def constraint_rows(model, planar=False):
-    """The elementary constraint rows of every joint (cached on the model).
-
-    Returns
-    -------
-    groups : dict of str to RowGroup
-        ``"point_plane"`` and ``"perpendicular"`` (spatial) or ``"point_line"`` and
-        ``"rotation"`` (planar).
-    joint_rows : list of ndarray
-        For each joint, the numbers of its rows.
-    """
-    key = ("rows", planar)
-    if key in model._cache:
-        return model._cache[key]
-    model.validate()
-    names = ("point_line", "rotation") if planar else ("point_plane", "perpendicular")
-    groups = {name: RowGroup(name) for name in names}
-    joint_rows = []
-    count = 0
-
-    def add(kind, joint, p1, p2, p3):
-        nonlocal count
-        g = groups[kind]
-        g.rows.append(count)
-        g.i.append(joint.parent)
-        g.j.append(joint.child)
-        g.joint.append(joint.index)
-        g.p1.append(p1)
-        g.p2.append(p2)
-        g.p3.append(p3)
-        count += 1
-
-    for joint in model.joints:
-        start = count
-        pp, cp, R0 = joint.parent_point, joint.child_point, joint.orientation
-        kind = joint.kind
-        if planar:
-            theta0 = np.arctan2(R0[1, 0], R0[0, 0])
-            if kind in ("revolute", "fixed"):
-                for n in (_E[0, :2], _E[1, :2]):
-                    add("point_line", joint, n, cp[:2], n @ pp[:2])
-            if kind == "prismatic":
-                a = joint.axis[:2] / np.linalg.norm(joint.axis[:2])
-                n = np.array([-a[1], a[0]])
-                add("point_line", joint, n, cp[:2], n @ pp[:2])
-            if kind in ("prismatic", "fixed"):
-                add("rotation", joint, np.zeros(2), np.zeros(2), theta0)
-        else:
-            if kind in ("spherical", "revolute", "universal", "fixed"):
-                normals = list(_E)
-            elif kind in ("prismatic", "cylindrical"):
-                normals = list(_perp_basis(joint.axis))
-            elif kind == "free":
-                normals = []
-            else:
-                raise ModelError(
-                    f"joint {joint.name!r}: the Cartesian formulation has no constraint rows for "
-                    f"{kind!r} joints yet; model it with the tree formulations"
-                )
-            for n in normals:
-                add("point_plane", joint, n, cp, n @ pp)
-            if kind in ("revolute", "cylindrical"):
-                for u in _perp_basis(joint.axis):
-                    add("perpendicular", joint, u, R0.T @ joint.axis, 0.0)
-            elif kind == "universal":
-                a1, a2 = joint.axes
-                add("perpendicular", joint, a1, R0.T @ a2, a1 @ a2)
-            elif kind in ("prismatic", "fixed"):
-                for k in range(3):
-                    add("perpendicular", joint, _E[k], R0.T @ _E[(k + 1) % 3], 0.0)
-        joint_rows.append(np.arange(start, count))
-    result = ({k: g.freeze() for k, g in groups.items()}, joint_rows)
-    model._cache[key] = result
-    return result
+def resolve_planar(model, planar):
+    """The form to use: ``planar=None`` chooses :func:`is_planar`; ``True`` is refused
+    (ModelError) for a model that is not planar."""
+    if planar is None:
+        return is_planar(model)
+    if planar and not is_planar(model):
+        raise ModelError(_PLANAR_MESSAGE)
+    return bool(planar)
 
 
 # ----------------------------------------------------------- body coordinates
@@ -226,6 +353,11 @@ class BodyStates:
     a0: np.ndarray
     dw0: np.ndarray
 
+    @property
+    def omega(self):
+        """Angular velocities in inertial axes, (B, n+1, 3)."""
+        return mv(self.A, self.w)
+
     def spatial(self, idx):
         return C.SpatialState(self.r[:, idx], self.A[:, idx], self.v[:, idx], self.w[:, idx])
 
@@ -235,55 +367,97 @@ class BodyStates:
                              self.v[:, idx, :2], self.w[:, idx, 2])
 
 
-def body_states(model, q, qd, t=0.0):
-    """Generalized coordinates to absolute body coordinates (positions and velocities).
-
-    Parameters
-    ----------
-    q : (nq,) or (B, nq)
-    qd : (nv,) or (B, nv)
-
-    Returns
-    -------
-    BodyStates
-        Always with a batch dimension.
-    """
-    q = np.atleast_2d(model.check_q(q))
-    qd = np.atleast_2d(model.check_v(qd))
-    B = max(q.shape[0], qd.shape[0])
-    q = np.broadcast_to(q, (B, model.nq))
-    qd = np.broadcast_to(qd, (B, model.nv))
+def _body_states(model, q, qd, t):
+    """BodyStates of checked (B, nq), (B, nv) arrays."""
+    B = q.shape[0]
     r, A = model.body_poses(q, t)
     vel, omega = model.body_velocities(q, qd, t)
-    w_body = (np.swapaxes(A, -1, -2) @ omega[..., None])[..., 0]
     a0 = np.zeros((B, 3))
     dw0 = np.zeros((B, 3))
     if model.base_motion is not None:
         base = model.base_motion.state(t)
         a0[:] = base["acceleration"]
         dw0[:] = base["orientation"].T @ base["angular_acceleration"]
-    return BodyStates(r, A, vel, w_body, a0, dw0)
+    return BodyStates(r, A, vel, mv(transpose(A), omega), a0, dw0)
 
 
-def _evaluate(groups, states, planar):
-    """Evaluate every row group: ``(rows, i, j, g, Qi, Qj, b)`` lists."""
-    out = []
-    for group in groups.values():
-        if group.rows.size == 0:
+def body_states(model, q, qd, t=0.0):
+    """Generalized coordinates to absolute body coordinates (positions and velocities).
+
+    Parameters
+    ----------
+    q : array_like, shape (..., nq)
+    qd : array_like, shape (..., nv)
+    t : float
+
+    Returns
+    -------
+    BodyStates
+        With the batch flattened to one leading dimension (1 for a single state).
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> st = body_states(mb.models.double_pendulum(), [0.0, 0.0], [1.0, 0.0])
+    >>> st.r[0, 2].tolist(), st.v[0, 2].tolist()
+    ([1.5, 0.0, 0.0], [0.0, 1.5, 0.0])
+    """
+    state = _checked(model, q, qd, None, t)
+    return _body_states(model, state.q, state.qd, t)
+
+
+def joint_coordinates(model, states, q_ref=None):
+    """Generalized coordinates and speeds of absolute body states (every joint).
+
+    For joint ``a`` between parent ``i`` and child ``c`` the relative pose ``R = A_i^T A_c``
+    and the joint vector ``z = A_i^T (r_c + A_c c_c - r_i - A_i c_i)`` give its
+    coordinates (:meth:`Joint.from_pose`); the relative angular velocity and the local rate
+    of ``z`` (3.101), (3.104) give its speeds (:meth:`Joint.speeds_from_rates`). Joints on
+    the spanning tree and loop-closing joints are treated alike; off the constraint manifold
+    (drift) the result is the joint's best fit.
+
+    Parameters
+    ----------
+    states : BodyStates
+    q_ref : array_like, shape (nq,) or (B, nq), optional
+        Picks the branch of every joint: the turn count of angles and the sign of
+        quaternions nearest to it.
+
+    Returns
+    -------
+    q : (B, nq)
+    qd : (B, nv)
+    """
+    B = states.r.shape[0]
+    q = np.zeros((B, model.nq))
+    qd = np.zeros((B, model.nv))
+    if q_ref is not None:
+        q_ref = np.broadcast_to(np.asarray(q_ref, dtype=float), (B, model.nq))
+    omega = states.omega
+    for j in model.joints:
+        i, c = j.parent, j.child
+        Ai, Ac = states.A[:, i], states.A[:, c]
+        AiT = transpose(Ai)
+        lever_i, lever_c = mv(Ai, j.parent_point), mv(Ac, j.child_point)
+        d = states.r[:, c] + lever_c - states.r[:, i] - lever_i
+        qa = j.from_pose(AiT @ Ac, mv(AiT, d), None if q_ref is None else q_ref[:, j.q_slice])
+        q[:, j.q_slice] = qa
+        if j.nv == 0:
             continue
-        if planar:
-            si, sj = states.planar(group.i), states.planar(group.j)
-            if group.kind == "point_line":
-                res = C.planar_point_line(group.p1, group.p2, group.p3, si, sj)
-            else:
-                res = C.planar_rotation(group.p3, si, sj)
-        else:
-            si, sj = states.spatial(group.i), states.spatial(group.j)
-            if group.kind == "point_plane":
-                res = C.point_plane(group.p1, group.p2, group.p3, si, sj)
-            else:
-                res = C.perpendicular(group.p1, group.p2, group.p3, si, sj)
-        out.append((group, *res))
+        dd = (states.v[:, c] + np.cross(omega[:, c], lever_c)
+              - states.v[:, i] - np.cross(omega[:, i], lever_i))
+        zdot = mv(AiT, dd - np.cross(omega[:, i], d))
+        qd[:, j.v_slice] = j.speeds_from_rates(qa, mv(AiT, omega[:, c] - omega[:, i]), zdot)
+    return q, qd
+
+
+def _evaluate(rowset, states, planar):
+    """Evaluate every row group: ``(group, g, Qi, Qj, b)`` tuples."""
+    out = []
+    for group in rowset.groups.values():
+        fn, _ = ROW_FUNCTIONS[group.type]
+        pick = states.planar if planar else states.spatial
+        out.append((group, *fn(*group.params, pick(group.i), pick(group.j))))
     return out
 
 
@@ -297,8 +471,9 @@ class Equations:
     planar : bool
     dof : int
         Coordinates per body (6 spatial, 3 planar).
-    M : (n, dof, dof) body mass matrices (configuration-independent)
-    F : (B, n, dof) applied forces, gyroscopic terms and joint forces ``tau``
+    M : (n, dof, dof) body mass matrices (configuration-independent); None when assembled
+        with ``forces=False``
+    F : (B, n, dof) applied forces, gyroscopic terms and joint forces; None likewise
     row_i, row_j : (nc,) bodies of each row (0 = base)
     row_joint : (nc,) joint index of each row
     Qi, Qj : (B, nc, dof) row blocks
@@ -306,12 +481,13 @@ class Equations:
     g : (B, nc) position-level residual
     gdot : (B, nc) velocity-level residual ``Q dX``
     states : BodyStates
+    joint_rows : list of ndarray
     """
 
     planar: bool
     dof: int
-    M: np.ndarray
-    F: np.ndarray
+    M: np.ndarray | None
+    F: np.ndarray | None
     row_i: np.ndarray
     row_j: np.ndarray
     row_joint: np.ndarray
@@ -325,7 +501,7 @@ class Equations:
 
     @property
     def n(self):
-        return self.M.shape[0]
+        return self.states.r.shape[1] - 1
 
     @property
     def nc(self):
@@ -364,11 +540,29 @@ def _base_accelerations(states, planar):
     return np.concatenate([states.a0, states.dw0], axis=-1)
 
 
-def _joint_wrenches(model, states, q, tau):
-    """World forces and moments (about centres of mass) of the joint forces ``tau``."""
+def joint_wrenches(model, states, q, tau):
+    """Forces and moments (inertial axes, about the centres of mass) of joint forces.
+
+    The generalized force ``tau_a`` of joint ``a`` acts as the wrench
+    ``J (J^T J)^-1 tau_a``, ``J = [A_i k; A_i p]`` (3.101), (3.104), on the child at its joint
+    point and the opposite wrench on the parent: its power on any relative motion
+    ``[A_i k; A_i p] v_a`` is ``tau_a . v_a``.
+
+    Parameters
+    ----------
+    states : BodyStates
+    q : (B, nq)
+    tau : (B, nv)
+
+    Returns
+    -------
+    F, M : ndarray, shape (B, n + 1, 3)
+    """
     B = states.r.shape[0]
     F = np.zeros((B, model.n + 1, 3))
     Mo = np.zeros((B, model.n + 1, 3))
+    tau = np.broadcast_to(tau, (B, model.nv))
+    q = np.broadcast_to(q, (B, model.nq))
     for j in model.joints:
         if j.nv == 0:
             continue
@@ -378,55 +572,27 @@ def _joint_wrenches(model, states, q, tau):
         qa = q[:, j.q_slice]
         Ai = states.A[:, j.parent]
         Jm = np.concatenate([Ai @ j.k(qa), Ai @ j.p(qa)], axis=-2)  # (B, 6, nv)
-        JtJ = np.swapaxes(Jm, -1, -2) @ Jm
-        wrench = (Jm @ np.linalg.solve(JtJ, ta[..., None]))[..., 0]  # J (J^T J)^-1 tau
+        JtJ = transpose(Jm) @ Jm
+        wrench = mv(Jm, np.linalg.solve(JtJ, ta[..., None])[..., 0])  # J (J^T J)^-1 tau
         f, m = wrench[:, :3], wrench[:, 3:]
-        P = states.r[:, j.child] + (states.A[:, j.child] @ j.child_point)
+        P = states.r[:, j.child] + mv(states.A[:, j.child], j.child_point)
         for body, sign in ((j.child, 1.0), (j.parent, -1.0)):
             F[:, body] += sign * f
             Mo[:, body] += sign * (np.cross(P - states.r[:, body], f) + m)
     return F, Mo
 
 
-def _choose_planar(model, planar):
-    if planar is None:
-        return is_planar(model)
-    if planar and not is_planar(model):
-        raise ModelError(
-            "planar=True needs a planar model: revolute joints about z, prismatic joints in "
-            "the xy plane, fixed joints, in-plane gravity and loads, no base motion"
-        )
-    return bool(planar)
+def _applied(model, prep, states, t, q, qd):
+    """Applied wrenches at the body states (q, qd recovered if the loads need them)."""
+    if prep.state_loads and q is None:
+        q, qd = joint_coordinates(model, states)
+    return model.applied_wrenches(q, qd=qd, t=t, poses=(states.r, states.A),
+                                  velocities=(states.v, states.omega))
 
 
-def equations(model, q, qd, tau=None, t=0.0, planar=None):
-    """Assemble the equations of motion in absolute coordinates at a batch of states.
-
-    Parameters
-    ----------
-    model : Model
-    q, qd : generalized coordinates and speeds, (nq,)/(nv,) or batches
-    tau : generalized forces (nv,) or (B, nv), optional
-    t : float
-    planar : bool, optional
-        Use the planar form (default: :func:`is_planar`).
-
-    Returns
-    -------
-    Equations
-    """
-    planar = _choose_planar(model, planar)
-    qb = np.atleast_2d(model.check_q(q))
-    tau_b = np.atleast_2d(model.check_tau(tau))
-    states = body_states(model, q, qd, t)
-    B = states.r.shape[0]
-    qb = np.broadcast_to(qb, (B, model.nq))
-    tau_b = np.broadcast_to(tau_b, (B, model.nv))
-    return assemble(model, states, t, planar, _joint_wrenches(model, states, qb, tau_b))
-
-
-def assemble(model, states, t=0.0, planar=None, joint_wrenches=None):
-    """Assemble the equations from absolute body states (no generalized coordinates).
+def assemble(model, states, t=0.0, planar=None, joint_wrenches=None, *, q=None, qd=None,
+             forces=True):
+    """Assemble the equations from absolute body states.
 
     This is the entry point of absolute-coordinate simulation: the states are whatever the
     integrator holds, the rows measure how far they are from the constraint manifold.
@@ -436,21 +602,61 @@ def assemble(model, states, t=0.0, planar=None, joint_wrenches=None):
     states : BodyStates
     joint_wrenches : (F, M) of shape (B, n + 1, 3) each, optional
         Extra forces and moments (inertial axes, about the centres of mass), e.g. from
-        joint forces.
+        joint forces (:func:`joint_wrenches`).
+    q, qd : (B, nq), (B, nv), optional
+        The generalized state, if known, for loads that are callables of ``(t, q, qd)``
+        (recovered with :func:`joint_coordinates` otherwise).
+    forces : bool
+        ``False`` evaluates only the rows (``M`` and ``F`` are None): for residuals and
+        projection.
 
     Returns
     -------
     Equations
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> eq = assemble(m, body_states(m, [0.3, 0.2], [1.0, -2.0]))
+    >>> eq.nc, float(abs(eq.g).max()) < 1e-15, float(abs(eq.gdot).max()) < 1e-14
+    (4, True, True)
     """
-    planar = _choose_planar(model, planar)
-    groups, joint_rows = constraint_rows(model, planar)
+    prep = prepare(model)
+    planar = resolve_planar(model, planar)
+    rowset = prep.rows(planar)
     B = states.r.shape[0]
     n = model.n
     dof = 3 if planar else 6
+    nc = rowset.nc
+    row_i, row_j, row_joint = (np.zeros(nc, int) for _ in range(3))
+    Qi, Qj = np.zeros((B, nc, dof)), np.zeros((B, nc, dof))
+    b, g = np.zeros((B, nc)), np.zeros((B, nc))
+    for group, g_, Qi_, Qj_, b_ in _evaluate(rowset, states, planar):
+        r = group.rows
+        row_i[r], row_j[r], row_joint[r] = group.i, group.j, group.joint
+        Qi[:, r], Qj[:, r], b[:, r], g[:, r] = Qi_, Qj_, b_, g_
+    dX_i = _velocities(states, planar, row_i)
+    dX_j = _velocities(states, planar, row_j)
+    gdot = np.sum(Qi * dX_i, -1) + np.sum(Qj * dX_j, -1)
+    # known base accelerations move to the right-hand side
+    ddX0 = _base_accelerations(states, planar)
+    b = b - np.where(row_i == 0, np.sum(Qi * ddX0[:, None], -1), 0.0)
+    b = b - np.where(row_j == 0, np.sum(Qj * ddX0[:, None], -1), 0.0)
+    M = F = None
+    if forces:
+        M, F = _mass_and_forces(model, prep, states, t, planar, joint_wrenches, q, qd)
+    return Equations(planar, dof, M, F, row_i, row_j, row_joint, Qi, Qj, b, g, gdot, states,
+                     rowset.joint_rows)
+
+
+def _mass_and_forces(model, prep, states, t, planar, extra, q, qd):
+    """Body mass matrices (2.5)–(2.9) and the right-hand sides ``F``."""
+    n = model.n
     masses, inertias = model.masses(), model.inertias()
-    Fw, Mw = model.applied_wrenches(t=t, orientations=states.A)
-    if joint_wrenches is not None:
-        Fw, Mw = Fw + joint_wrenches[0], Mw + joint_wrenches[1]
+    Fw, Mw = _applied(model, prep, states, t, q, qd)
+    if extra is not None:
+        Fw, Mw = Fw + extra[0], Mw + extra[1]
     if planar:
         out_of_plane = np.abs(Fw[..., 1:, 2])
         if out_of_plane.max(initial=0.0) > 1e-12 * (1.0 + np.abs(Fw).max(initial=0.0)):
@@ -462,75 +668,105 @@ def assemble(model, states, t=0.0, planar=None, joint_wrenches=None):
         M = np.zeros((n, 3, 3))
         M[:, 0, 0] = M[:, 1, 1] = masses
         M[:, 2, 2] = inertias[:, 2, 2]
-        F = np.concatenate([Fw[:, 1:, :2], Mw[:, 1:, 2:3]], axis=-1)
-    else:
-        M = np.zeros((n, 6, 6))
-        M[:, :3, :3] = masses[:, None, None] * _E
-        M[:, 3:, 3:] = inertias
-        A = states.A[:, 1:]
-        w = states.w[:, 1:]
-        M_body = (np.swapaxes(A, -1, -2) @ Mw[:, 1:, :, None])[..., 0]
-        gyro = np.cross(w, (inertias @ w[..., None])[..., 0])
-        F = np.concatenate([Fw[:, 1:], M_body - gyro], axis=-1)
-    nc = sum(g.rows.size for g in groups.values())
-    row_i, row_j, row_joint = (np.zeros(nc, int) for _ in range(3))
-    Qi, Qj = np.zeros((B, nc, dof)), np.zeros((B, nc, dof))
-    b, g = np.zeros((B, nc)), np.zeros((B, nc))
-    for group, g_, Qi_, Qj_, b_ in _evaluate(groups, states, planar):
-        r = group.rows
-        row_i[r], row_j[r], row_joint[r] = group.i, group.j, group.joint
-        Qi[:, r], Qj[:, r], b[:, r], g[:, r] = Qi_, Qj_, b_, g_
-    dX_i = _velocities(states, planar, row_i)
-    dX_j = _velocities(states, planar, row_j)
-    gdot = np.sum(Qi * dX_i, -1) + np.sum(Qj * dX_j, -1)
-    # known base accelerations move to the right-hand side
-    ddX0 = _base_accelerations(states, planar)
-    b = b - np.where(row_i == 0, np.sum(Qi * ddX0[:, None], -1), 0.0)
-    b = b - np.where(row_j == 0, np.sum(Qj * ddX0[:, None], -1), 0.0)
-    return Equations(planar, dof, M, F, row_i, row_j, row_joint, Qi, Qj, b, g, gdot, states,
-                     joint_rows)
+        return M, np.concatenate([Fw[:, 1:, :2], Mw[:, 1:, 2:3]], axis=-1)
+    M = np.zeros((n, 6, 6))
+    M[:, :3, :3] = masses[:, None, None] * _E
+    M[:, 3:, 3:] = inertias
+    w = states.w[:, 1:]
+    M_body = mv(transpose(states.A[:, 1:]), Mw[:, 1:])
+    gyro = np.cross(w, mv(inertias, w))
+    return M, np.concatenate([Fw[:, 1:], M_body - gyro], axis=-1)
 
 
-def check_consistency(model, eq, q, qd, tol=1e-8):
+def _equations(model, q, qd, tau, t, planar):
+    """Equations at checked (B, nq), (B, nv) states; ``tau`` includes the model's
+    generalized forces."""
+    states = _body_states(model, q, qd, t)
+    return assemble(model, states, t, planar, joint_wrenches(model, states, q, tau), q=q, qd=qd)
+
+
+def _total_tau(model, state):
+    return state.tau + model.generalized_forces(state.q, state.qd, state.t)
+
+
+def _checked(model, q, qd, tau, t):
+    state = model.check_state(q, qd, tau, t=t)
+    if state.qd is None:
+        state.qd = np.zeros((state.q.shape[0], model.nv))
+    return state
+
+
+def equations(model, q, qd, tau=None, *, t=0.0, planar=None):
+    """Assemble the equations of motion in absolute coordinates at a batch of states.
+
+    Parameters
+    ----------
+    model : Model
+    q, qd : array_like, shapes (..., nq) and (..., nv)
+    tau : array_like, shape (..., nv), optional
+        Generalized joint forces; the model's joint springs and generalized forces
+        (:meth:`mbcourse.Model.generalized_forces`) are added.
+    t : float
+    planar : bool, optional
+        Use the planar form (default: :func:`is_planar`).
+
+    Returns
+    -------
+    Equations
+        Batch flattened to one leading dimension.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> eq = equations(mb.models.double_pendulum(), [0.3, 0.2], [1.0, -2.0], planar=False)
+    >>> eq.Qi.shape, eq.F.shape
+    ((1, 10, 6), (1, 2, 6))
+    """
+    state = _checked(model, q, qd, tau, t)
+    planar = resolve_planar(model, planar)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _equations(model, state.q, state.qd, _total_tau(model, state), state.t, planar)
+
+
+def check_consistency(model, eq, q, tol=1e-8):
     """Refuse states that violate the loop-closing joints (positions or velocities).
 
     Joints on the spanning tree hold by construction; the others must be satisfied by the
-    given ``q`` and ``qd``.
+    given ``q`` and ``qd`` (:func:`~mbcourse.cartesian.consistent_state` finds consistent
+    ones), and their own coordinates must describe the relative motion of their bodies.
     """
     scale = 1.0 + np.abs(eq.states.r).max()
     bad = np.abs(eq.g) > tol * scale
-    kind = "position"
+    level = "position"
     if not bad.any():
         vscale = 1.0 + np.abs(eq.states.v).max() + np.abs(eq.states.w).max() * scale
         bad = np.abs(eq.gdot) > tol * vscale
-        kind = "velocity"
+        level = "velocity"
+    advice = ("use mb.cartesian.consistent_state(model, q, qd) for consistent coordinates "
+              "(or mb.cartesian.project() for absolute ones)")
     if bad.any():
         b_idx, r_idx = np.argwhere(bad)[0]
         joint = model.joints[eq.row_joint[r_idx]]
-        value = (eq.g if kind == "position" else eq.gdot)[b_idx, r_idx]
+        value = (eq.g if level == "position" else eq.gdot)[b_idx, r_idx]
         raise InconsistentStateError(
-            f"joint {joint.name!r} is violated at the {kind} level by {value:.3g} "
-            f"(batch item {b_idx}): the coordinates of a closed loop must close it; use "
-            "mb.cartesian.project() for consistent initial conditions"
+            f"joint {joint.name!r} is violated at the {level} level by {value:.3g} "
+            f"(batch item {b_idx}): the coordinates of a closed loop must close it; {advice}"
         )
     # loop-closing joints: their own coordinates must describe the relative motion
-    tree, cut = model.graph.spanning_tree()
-    qb = np.atleast_2d(q)
-    for a in cut:
+    for a in prepare(model).loop_joints:
         j = model.joints[a]
         Ai, Ac = eq.states.A[:, j.parent], eq.states.A[:, j.child]
-        R = np.swapaxes(Ai, -1, -2) @ Ac
-        qa = np.broadcast_to(qb, (R.shape[0], model.nq))[:, j.q_slice]
-        err = np.abs(R - j.rotation(qa)).max()
-        P_i = eq.states.r[:, j.parent] + (Ai @ j.parent_point)
-        P_c = eq.states.r[:, j.child] + (Ac @ j.child_point)
-        z = (np.swapaxes(Ai, -1, -2) @ (P_c - P_i)[..., None])[..., 0]
-        err = max(err, np.abs(z - j.z(qa)).max() / scale)
+        qa = q[:, j.q_slice]
+        err = np.abs(transpose(Ai) @ Ac - j.rotation(qa)).max()
+        P_i = eq.states.r[:, j.parent] + mv(Ai, j.parent_point)
+        P_c = eq.states.r[:, j.child] + mv(Ac, j.child_point)
+        err = max(err, np.abs(mv(transpose(Ai), P_c - P_i) - j.z(qa)).max() / scale)
         if err > tol:
             raise InconsistentStateError(
                 f"joint {j.name!r} closes a loop, but its coordinates q[{j.q_slice.start}:"
                 f"{j.q_slice.stop}] do not match the relative pose of "
-                f"{j._parent_name!r} and {j._child_name!r} (error {err:.3g})"
+                f"{model.bodies[j.parent].name!r} and {model.bodies[j.child].name!r} "
+                f"(error {err:.3g}); {advice}"
             )
 
 
@@ -547,6 +783,11 @@ def joint_accelerations(model, states, ddX, q, qd, planar=False):
     ----------
     states : BodyStates
     ddX : (B, n, dof) body accelerations (centre of mass, inertial axes; angular, body axes)
+    q, qd : (B, nq), (B, nv)
+
+    Returns
+    -------
+    ndarray, shape (B, nv)
     """
     B = ddX.shape[0]
     n = model.n
@@ -557,12 +798,12 @@ def joint_accelerations(model, states, ddX, q, qd, planar=False):
         alpha[:, 1:, 2] = ddX[..., 2]
     else:
         acc[:, 1:] = ddX[..., :3]
-        alpha[:, 1:] = (states.A[:, 1:] @ ddX[..., 3:, None])[..., 0]
+        alpha[:, 1:] = mv(states.A[:, 1:], ddX[..., 3:])
     acc[:, 0] = states.a0
-    alpha[:, 0] = (states.A[:, 0] @ states.dw0[..., None])[..., 0]
-    omega = (states.A @ states.w[..., None])[..., 0]  # inertial axes
-    q = np.broadcast_to(np.atleast_2d(q), (B, model.nq))
-    qd = np.broadcast_to(np.atleast_2d(qd), (B, model.nv))
+    alpha[:, 0] = mv(states.A[:, 0], states.dw0)
+    omega = states.omega
+    q = np.broadcast_to(q, (B, model.nq))
+    qd = np.broadcast_to(qd, (B, model.nv))
     out = np.zeros((B, model.nv))
     for j in model.joints:
         if j.nv == 0:
@@ -573,29 +814,50 @@ def joint_accelerations(model, states, ddX, q, qd, planar=False):
         p, k = j.p(qa), j.k(qa)
         w_bias, s_bias = j.bias(qa, va)
         wi = omega[:, i]
-        rel_omega = (Ai @ (p @ va[..., None]))[..., 0]
-        d_omega = alpha[:, c] - alpha[:, i] - np.cross(wi, rel_omega) - (Ai @ w_bias[..., None])[..., 0]
-        L = (Ai @ (j.parent_point + j.z(qa))[..., None])[..., 0]
-        lc = Ac @ j.child_point
+        rel_omega = mv(Ai, mv(p, va))
+        d_omega = alpha[:, c] - alpha[:, i] - np.cross(wi, rel_omega) - mv(Ai, w_bias)
+        L = mv(Ai, j.parent_point + j.z(qa))
+        lc = mv(Ac, j.child_point)
         wc = omega[:, c]
         acc_child_point = acc[:, c] + np.cross(alpha[:, c], lc) + np.cross(wc, np.cross(wc, lc))
         acc_carried = (acc[:, i] + np.cross(alpha[:, i], L) + np.cross(wi, np.cross(wi, L))
-                       + 2.0 * np.cross(wi, (Ai @ (k @ va[..., None]))[..., 0])
-                       + (Ai @ s_bias[..., None])[..., 0])
+                       + 2.0 * np.cross(wi, mv(Ai, mv(k, va))) + mv(Ai, s_bias))
         d_z = acc_child_point - acc_carried
-        rhs = np.concatenate([d_omega, d_z], axis=-1)
-        rhs = np.concatenate([(np.swapaxes(Ai, -1, -2) @ rhs[:, :3, None])[..., 0],
-                              (np.swapaxes(Ai, -1, -2) @ rhs[:, 3:, None])[..., 0]], axis=-1)
+        AiT = transpose(Ai)
+        rhs = np.concatenate([mv(AiT, d_omega), mv(AiT, d_z)], axis=-1)
         Jm = np.concatenate([p, k], axis=-2)  # (B, 6, nv) parent axes
-        Jt = np.swapaxes(Jm, -1, -2)
-        out[:, j.v_slice] = np.linalg.solve(Jt @ Jm, (Jt @ rhs[..., None]))[..., 0]
+        Jt = transpose(Jm)
+        out[:, j.v_slice] = np.linalg.solve(Jt @ Jm, mv(Jt, rhs)[..., None])[..., 0]
     return out
 
 
 # ------------------------------------------------------------- public API
-def solve(model, q, qd, tau=None, solver="dense", t=0.0, planar=None, redundant="raise",
+def _check_options(solver, redundant):
+    from .solvers import SOLVERS
+
+    if solver not in SOLVERS:
+        raise ShapeError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
+    if redundant not in ("raise", "lstsq"):
+        raise ShapeError(f"redundant must be 'raise' or 'lstsq', got {redundant!r}")
+    return SOLVERS[solver]
+
+
+def _solve_state(model, state, solver, planar, redundant, check):
+    solve_kkt = _check_options(solver, redundant)
+    planar = resolve_planar(model, planar)
+    eq = _equations(model, state.q, state.qd, _total_tau(model, state), state.t, planar)
+    if check:
+        check_consistency(model, eq, state.q)
+    ddX, lam = solve_kkt(model, eq, redundant=redundant)
+    return eq, ddX, lam
+
+
+def solve(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None, redundant="raise",
           check=True):
-    """Solve the KKT system: body accelerations and multipliers.
+    """Solve the KKT system (2.49): body accelerations and multipliers.
+
+    Parameters as :func:`forward_dynamics`; ``check=False`` skips the test that ``q, qd``
+    close every loop.
 
     Returns
     -------
@@ -603,22 +865,21 @@ def solve(model, q, qd, tau=None, solver="dense", t=0.0, planar=None, redundant=
     ddX : (B, n, dof)
     lam : (B, nc)
         Multipliers with the sign of (2.26): the reactions ``Q^T lam`` are added to the
-        applied forces.
+        applied forces. The batch is flattened to one leading dimension.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> eq, ddX, lam = solve(mb.models.double_pendulum(), [0.3, 0.2], [1.0, -2.0])
+    >>> ddX.shape, lam.shape
+    ((1, 2, 3), (1, 4))
     """
-    from .solvers import SOLVERS
-
-    if solver not in SOLVERS:
-        raise ShapeError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
-    if redundant not in ("raise", "lstsq"):
-        raise ShapeError(f"redundant must be 'raise' or 'lstsq', got {redundant!r}")
-    eq = equations(model, q, qd, tau, t, planar)
-    if check:
-        check_consistency(model, eq, q, qd)
-    ddX, lam = SOLVERS[solver](model, eq, redundant=redundant)
-    return eq, ddX, lam
+    state = _checked(model, q, qd, tau, t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _solve_state(model, state, solver, planar, redundant, check)
 
 
-def forward_dynamics(model, q, qd, tau=None, solver="dense", t=0.0, planar=None,
+def forward_dynamics(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None,
                      redundant="raise"):
     """Generalized accelerations from the Cartesian formulation (the **contract** function).
 
@@ -629,16 +890,17 @@ def forward_dynamics(model, q, qd, tau=None, solver="dense", t=0.0, planar=None,
     Parameters
     ----------
     model : Model
-    q : array_like, shape (nq,) or (B, nq)
-    qd : array_like, shape (nv,) or (B, nv)
-    tau : array_like, shape (nv,) or (B, nv), optional
-        Generalized forces along the joint coordinates (torques, forces).
+    q : array_like, shape (..., nq)
+    qd : array_like, shape (..., nv)
+    tau : array_like, shape (..., nv), optional
+        Generalized forces along the joint coordinates (torques, forces); the model's joint
+        springs and generalized forces are added.
+    t : float
+        Time (for prescribed base motion and time-dependent loads).
     solver : {"dense", "schur", "ldlt"}
         ``"dense"``: the whole KKT matrix with NumPy; ``"schur"``: the range-space method
         (2.51)–(2.54) with a Cholesky factor of ``Q M^-1 Q^T``; ``"ldlt"``: Baraff's block
         ``LDL^T`` in tree order without fill-in (2.55)–(2.61), for tree structures.
-    t : float
-        Time (for prescribed base motion and time-dependent loads).
     planar : bool, optional
         Force the planar (True) or spatial (False) form; default automatic.
     redundant : {"raise", "lstsq"}
@@ -648,7 +910,8 @@ def forward_dynamics(model, q, qd, tau=None, solver="dense", t=0.0, planar=None,
 
     Returns
     -------
-    ndarray, shape (nv,) or (B, nv)
+    ndarray, shape (..., nv)
+        The batch shape of the inputs.
 
     Examples
     --------
@@ -666,15 +929,15 @@ def forward_dynamics(model, q, qd, tau=None, solver="dense", t=0.0, planar=None,
     ...                  forward_dynamics(m, [0.0], [0.0], solver="schur")))
     True
     """
-    eq, ddX, _ = solve(model, q, qd, tau, solver, t, planar, redundant)
-    out = joint_accelerations(model, eq.states, ddX, q, qd, eq.planar)
-    q_arr, qd_arr = np.asarray(q, float), np.asarray(qd, float)
-    if q_arr.ndim == 1 and qd_arr.ndim == 1 and (tau is None or np.ndim(tau) == 1):
-        return out[0]
-    return out
+    state = _checked(model, q, qd, tau, t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        eq, ddX, _ = _solve_state(model, state, solver, planar, redundant, True)
+        out = joint_accelerations(model, eq.states, ddX, state.q, state.qd, eq.planar)
+    return state.result(out, "mb.cartesian.forward_dynamics")
 
 
-def reactions(model, q, qd, tau=None, solver="dense", t=0.0, planar=None, redundant="raise"):
+def reactions(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None,
+              redundant="raise"):
     """Reaction force and moment of every joint, from the multipliers (2.23)–(2.26).
 
     For joint ``a`` the reaction acting on the child ``i-(a)`` is reduced to the joint point;
@@ -683,36 +946,43 @@ def reactions(model, q, qd, tau=None, solver="dense", t=0.0, planar=None, redund
     Returns
     -------
     dict
-        ``{joint name: {"force_child": (B, 3), "moment_child": (B, 3),
-        "force_parent": (B, 3), "moment_parent": (B, 3)}}`` (moment about the joint point;
-        planar models give zero out-of-plane components from their rows).
+        ``{joint name: {"force_child": (..., 3), "moment_child": (..., 3),
+        "force_parent": (..., 3), "moment_parent": (..., 3)}}`` with the batch shape of the
+        inputs (moment about the joint point; planar models give zero out-of-plane
+        components from their rows).
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.Model(gravity=(0, -9.81, 0))
+    >>> _ = m.add_body("bob", 2.0, [1e-3, 1e-3, 1e-3])
+    >>> _ = m.add_joint("pin", "revolute", "ground", "bob", child_point=(0, 1, 0), axis=(0, 0, 1))
+    >>> reactions(m, [0.0], [0.0])["pin"]["force_parent"].round(9) + 0.0   # hangs still
+    array([ 0.  , 19.62,  0.  ])
     """
-    eq, ddX, lam = solve(model, q, qd, tau, solver, t, planar, redundant)
+    state = _checked(model, q, qd, tau, t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        eq, ddX, lam = _solve_state(model, state, solver, planar, redundant, True)
     st = eq.states
+    B = lam.shape[0]
     out = {}
     for j in model.joints:
         rows = eq.joint_rows[j.index]
         Ac, Ai = st.A[:, j.child], st.A[:, j.parent]
+        wrench = (lam[:, None, rows] @ eq.Qj[:, rows])[:, 0]  # sum of lam Q_j over the rows
+        force = np.zeros((B, 3))
+        moment_c = np.zeros((B, 3))  # about C_child, inertial axes
         if eq.planar:
-            f2 = np.einsum("br,brk->bk", lam[:, rows], eq.Qj[:, rows, :2]) if rows.size else 0
-            mz = np.einsum("br,br->b", lam[:, rows], eq.Qj[:, rows, 2]) if rows.size else 0
-            force = np.zeros((lam.shape[0], 3))
-            force[:, :2] = f2
-            moment_c = np.zeros_like(force)
-            moment_c[:, 2] = mz
+            force[:, :2], moment_c[:, 2] = wrench[:, :2], wrench[:, 2]
         else:
-            wrench = np.einsum("br,brk->bk", lam[:, rows], eq.Qj[:, rows]) if rows.size else \
-                np.zeros((lam.shape[0], 6))
-            force = wrench[:, :3]  # inertial axes
-            moment_c = (Ac @ wrench[:, 3:, None])[..., 0]  # about C_child, inertial axes
-        arm = Ac @ j.child_point  # C_child -> joint point
-        moment_P = moment_c - np.cross(arm, force)
-        to_child = np.swapaxes(Ac, -1, -2)
-        to_parent = np.swapaxes(Ai, -1, -2)
+            force, moment_c = wrench[:, :3], mv(Ac, wrench[:, 3:])
+        moment_P = moment_c - np.cross(mv(Ac, j.child_point), force)
+        to_child, to_parent = transpose(Ac), transpose(Ai)
+        what = f"mb.cartesian.reactions (joint {j.name!r})"
         out[j.name] = {
-            "force_child": (to_child @ force[..., None])[..., 0],
-            "moment_child": (to_child @ moment_P[..., None])[..., 0],
-            "force_parent": (to_parent @ force[..., None])[..., 0],
-            "moment_parent": (to_parent @ moment_P[..., None])[..., 0],
+            "force_child": state.result(mv(to_child, force), what),
+            "moment_child": state.result(mv(to_child, moment_P), what),
+            "force_parent": state.result(mv(to_parent, force), what),
+            "moment_parent": state.result(mv(to_parent, moment_P), what),
         }
     return out
