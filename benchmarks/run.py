@@ -55,10 +55,10 @@ def _mb(fn):
     return setup
 
 
-def _poisson(method):
+def _poisson(solver):
     def setup(structure, n, model):
         # input: momenta p = M(q) qd (Poisson/Hamilton form); output: qd
-        one = lambda q, p, tau: poisson.velocities(model, q, p, method=method)  # noqa: E731
+        one = lambda q, p, tau: poisson.velocities(model, q, p, solver=solver)  # noqa: E731
         return one, one
     return setup
 

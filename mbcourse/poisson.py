@@ -1,15 +1,14 @@
 """Equations in generalized momenta ("Poisson impulses") and their O(n) solvers
-(Ivanov 2017; digest section 4, erratum E28).
+(Ivanov 2017; the errata page, E28).
 
-The state integrated is ``(q, p)`` with the generalized momenta ``p = dT/dqdot = M(q) qdot``
-instead of ``(q, qdot)``. Every step needs ``qdot`` from ``p`` (a linear solve with the mass
+The state integrated is ``(q, p)`` with the generalized momenta ``p = dT/dqd = M(q) qd``
+instead of ``(q, qd)``. Every step needs ``qd`` from ``p`` (a linear solve with the mass
 matrix, done here in O(n) by a recursion over the bodies) and ``dp/dt``.
 
-**Notation.** Ivanov's ``qdot`` is the model's vector of generalized speeds ``v`` (length
-``nv``). For revolute, prismatic, screw, cylindrical and universal joints ``v = dq/dt``; for
-the quaternion joints (spherical, free) ``v`` holds angular velocities (see
-:mod:`mbcourse.model`) and ``dq/dt = model.qdot(q, v)``. Then ``p = dT/dv``. Below, "qd"
-always means ``v``.
+**Notation.** Ivanov's ``qdot`` is the model's vector of generalized speeds ``qd`` (length
+``nv``). For revolute, prismatic, screw, cylindrical and universal joints ``qd = dq/dt``;
+for the quaternion joints (spherical, free) ``qd`` holds angular velocities (see
+:mod:`mbcourse.model`) and ``dq/dt = model.qdot(q, qd)``. Then ``p = dT/dqd``.
 
 **Frames (our choice of** ``O_i`` **).** Body ``i``'s frame has the body's axes and its
 origin ``O_i`` at the **joint point of its inboard joint** (the child's point of the joint
@@ -29,7 +28,7 @@ axes. With that choice (Ivanov's §1):
   base motion into the bodies attached to body 0, and ``v*_i = 0`` otherwise;
 * ``M_i = [[m E, -m r~], [m r~, J_O]]`` with ``r = -child_point`` the centre of mass seen
   from ``O_i`` and ``J_O = J_C - m r~ r~`` the inertia tensor **about** ``O_i``, not the
-  central one (erratum E28; with ``J_C`` here, ``T != v^T M v / 2``);
+  central one (the errata page, E28; with ``J_C`` here, ``T != v^T M v / 2``);
 * ``Omega_i = [[omega~, 0], [V~, omega~]]`` (ordering ``(V, omega)``, E28).
 
 **Equations** (Ivanov (6), (7))::
@@ -38,14 +37,18 @@ axes. With that choice (Ivanov's §1):
     dp/dt = (Adot^T - A^T Omega) mu + Q + tau                          (7)
 
 ``mu_i = M_i v_i + sum_{children c} C_c^T mu_c`` is the spatial momentum of the subtree
-rooted at ``i``, about ``O_i`` in body axes; ``Q = A^T T^T F`` the generalized applied
-forces (gravity and loads, ``F_i`` about ``O_i`` in body axes); ``tau`` the joint forces.
-(7) is the momentum balance of each subtree about the moving point ``O_i``,
-``dmu/dt = F* - Omega mu`` in body axes, projected on the joint's axes (an ideal joint's
-reaction has ``A_i^T R_i = 0``).
+rooted at ``i``, about ``O_i`` in body axes; ``Q`` the generalized applied forces:
+``A^T T^T F`` of the body wrenches ``F_i`` about ``O_i`` (gravity, loads and spring-dampers
+of :meth:`~mbcourse.Model.applied_wrenches`) plus the joint springs and control laws of
+:meth:`~mbcourse.Model.generalized_forces`; ``tau`` the given generalized forces. (7) is the
+momentum balance of each subtree about the moving point ``O_i``, ``dmu/dt = F* - Omega mu``
+in body axes, projected on the joint's axes (an ideal joint's reaction has
+``A_i^T R_i = 0``). ``Adot`` comes from the joints' own rates of ``p`` and ``k``
+(:meth:`mbcourse.joints.Joint.rates`).
 
-**Solvers** of (6) for ``qd`` given ``p``, both O(n), looping over the bodies and
-vectorized over a batch of configurations:
+**Solvers** of (6) for ``qd`` given ``p`` (the ``solver=`` option), both O(n), looping over
+the bodies and vectorized over a batch of configurations (any number of leading
+dimensions):
 
 * ``"sweep"`` (Ivanov, alg. of §3): Gaussian elimination from the leaves with the
   "articulated" ``M*_i``, ``phi*_i``, inverting the small ``A_i^T M*_i A_i`` (order
@@ -56,6 +59,14 @@ vectorized over a batch of configurations:
 They are algebraically identical. Loops in the graph and joints that point toward the base
 are refused (:class:`~mbcourse.errors.TopologyError`), as in :mod:`mbcourse.vereshchagin`.
 
+There is no ``forward_dynamics`` here: Ivanov's equations give ``(qd, dp/dt)``, the right
+side of the first-order system in ``(q, p)``, never ``qdd``; ``M qdd = dp/dt - Mdot qd``
+would need ``Mdot qd``, which (6)–(7) do not form. The O(n) route to ``qdd`` is
+:func:`mbcourse.vereshchagin.forward_dynamics`.
+
+The per-model constants (joint order, body inertias about ``O_i``) are prepared once per
+model version by :func:`prepare`.
+
 Examples
 --------
 >>> import numpy as np, mbcourse as mb
@@ -64,7 +75,7 @@ Examples
 >>> p, mu = momenta(model, q, qd)
 >>> bool(np.allclose(p, mb.tree.mass_matrix(model, q) @ qd))
 True
->>> bool(np.allclose(velocities(model, q, p, method="cholesky"), qd))
+>>> bool(np.allclose(velocities(model, q, p, solver="cholesky"), qd))
 True
 """
 
@@ -77,144 +88,169 @@ from scipy.integrate import solve_ivp
 
 from . import sim as _sim
 from .errors import ShapeError, SingularSystemError
-from .spatial import skew
+from .spatial import mv, skew, transpose
 
-__all__ = ["METHODS", "momenta", "velocities", "pdot", "generalized_forces", "simulate",
-           "Trajectory", "dense_system", "DenseSystem"]
+__all__ = ["SOLVERS", "ImpulseData", "prepare", "momenta", "velocities", "pdot",
+           "generalized_forces", "simulate", "Trajectory", "dense_system", "DenseSystem"]
 
-METHODS = ("sweep", "cholesky")
+#: The linear-algebra choices of ``solver=``.
+SOLVERS = ("sweep", "cholesky")
 
-
-# ----------------------------------------------------------------------- structure
-def _order(model):
-    """Joints in base-to-leaves order; refuses loops and joints pointing toward the base."""
-    return model.outward_joints("Ivanov's recursion")
+_E3 = np.eye(3)
 
 
-def _check_method(method):
-    if method not in METHODS:
-        raise ShapeError(f"method must be one of {list(METHODS)}, got {method!r}")
+# ------------------------------------------------------------------ prepared data
+@dataclass(frozen=True)
+class ImpulseData:
+    """Prepared data of Ivanov's form (see :func:`prepare`).
+
+    Attributes
+    ----------
+    joints : tuple of Joint
+        Base-to-leaves order.
+    M : ndarray, shape (n + 1, 6, 6)
+        Body mass matrices about ``O_i``, body axes (row 0, the base: zero).
+    rc : ndarray, shape (n + 1, 3)
+        Centre of mass of each body seen from ``O_i``, body axes (``-child_point``).
+    offset : ndarray, shape (m, 3)
+        ``c_{k,a} - c_k`` of each joint (in ``joints`` order): ``rho = offset + z_a(q)``.
+    springs, dampers, state_loads, generalized : bool
+        Whether the model has spring-dampers (with any damping), loads that are callables
+        of ``(t, q, qd)``, joint springs or generalized-force callables.
+    """
+
+    joints: tuple
+    M: np.ndarray
+    rc: np.ndarray
+    offset: np.ndarray
+    springs: bool
+    dampers: bool
+    state_loads: bool
+    generalized: bool
 
 
-def _mv(M, x):
-    return (M @ x[..., None])[..., 0]
+def prepare(model):
+    """The per-model constants of Ivanov's form, built once per model version.
+
+    Returns
+    -------
+    ImpulseData
+
+    Raises
+    ------
+    TopologyError
+        For closed loops and for joints whose child is nearer the base than their parent.
+
+    Examples
+    --------
+    A rod of mass 1 and central ``J_z = 1`` hinged 1 from its centre: about the hinge
+    ``J_z = 1 + m l^2 = 2`` (E28).
+
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.Model()
+    >>> _ = m.add_body("rod", 1.0, np.eye(3))
+    >>> _ = m.add_joint("j", "revolute", "ground", "rod", child_point=(-1, 0, 0),
+    ...                 axis=(0, 0, 1))
+    >>> data = prepare(m)
+    >>> data.M[1, 5, 5], data.rc[1].tolist()
+    (np.float64(2.0), [1.0, 0.0, 0.0])
+    """
+    def build():
+        joints = tuple(model.outward_joints("Ivanov's recursion"))
+        n = model.n
+        M = np.zeros((n + 1, 6, 6))
+        rc = np.zeros((n + 1, 3))
+        origin = np.zeros((n + 1, 3))  # O_i from the centre of mass of i, body axes
+        for j in joints:
+            b = model.bodies[j.child]
+            r = -j.child_point
+            rt = skew(r)
+            M[j.child, :3, :3] = b.mass * _E3
+            M[j.child, :3, 3:] = -b.mass * rt
+            M[j.child, 3:, :3] = b.mass * rt
+            M[j.child, 3:, 3:] = b.inertia - b.mass * rt @ rt  # about O_i (E28)
+            rc[j.child] = r
+            origin[j.child] = j.child_point
+        offset = np.array([j.parent_point - origin[j.parent] for j in joints]).reshape(-1, 3)
+        return ImpulseData(
+            joints=joints, M=M, rc=rc, offset=offset,
+            springs=bool(model.springs),
+            dampers=any(s.damping > 0 for s in model.springs),
+            state_loads=any(callable(ld.force) or callable(ld.torque) for ld in model.loads),
+            generalized=bool(model.joint_springs or model.generalized_force_elements),
+        )
+
+    return model.prepared("poisson", build)
 
 
-def _T(M):
-    return np.swapaxes(M, -1, -2)
+def _check_solver(solver):
+    if solver not in SOLVERS:
+        raise ShapeError(f"solver must be one of {list(SOLVERS)}, got {solver!r}")
 
 
-def _batch(model, q, second, name):
-    """Validate ``q`` (nq) and a speed-like array (nv); broadcast to a common batch."""
-    q = np.atleast_2d(model.check_q(q))
-    x = np.atleast_2d(model.check_v(second, name=name))
-    if q.ndim != 2 or x.ndim != 2:
-        raise ShapeError(f"q and {name} must be 1-D or 2-D (batch, size) arrays")
-    B = max(q.shape[0], x.shape[0])
-    if q.shape[0] not in (1, B) or x.shape[0] not in (1, B):
-        raise ShapeError(f"batch sizes of q {q.shape} and {name} {x.shape} do not match")
-    return np.broadcast_to(q, (B, model.nq)), np.broadcast_to(x, (B, model.nv)), B
+def _momentum_state(model, q, p, tau=None, t=0.0):
+    """:meth:`Model.check_state` with the momenta ``p`` in the place of the speeds (and
+    named ``p`` in the messages)."""
+    p = model.check_v(p, "p")
+    try:
+        return model.check_state(q, p, tau, t=t)
+    except ShapeError as exc:
+        raise ShapeError(str(exc).replace("qd has shape", "p has shape")) from None
 
 
-def _single(*arrays):
-    return all(a is None or np.ndim(a) <= 1 for a in arrays)
+def _base(model, t):
+    return model.base_motion.state(t) if model.base_motion is not None else None
 
 
+# ---------------------------------------------------------------------- kinematics
 @dataclass
 class _Kinematics:
     """Per-call kinematic quantities of (1), body frames (see the module docstring)."""
 
-    joints: list
+    joints: tuple
     C: list  # per step (B, 6, 6)
     A: list  # per step (B, 6, n_i)
+    rho: list  # per step (B, 3): O_i from O_k, parent axes
+    ThT: list  # per step Theta_i^T (B, 3, 3)
     R: np.ndarray  # (B, n + 1, 3, 3) absolute orientations (body axes -> inertial)
     M: np.ndarray  # (n + 1, 6, 6) body inertias about O_i, body axes (row 0: zero)
     rc: np.ndarray  # (n + 1, 3) centre of mass from O_i, body axes
     vstar: np.ndarray  # (B, n + 1, 6)
-    ThT: dict  # joint index -> Theta_i^T (B, 3, 3)
 
 
-def _body_inertias(model, joints):
-    n = model.n
-    M = np.zeros((n + 1, 6, 6))
-    rc = np.zeros((n + 1, 3))
-    for j in joints:
-        b = model.bodies[j.child]
-        r = -j.child_point
-        rt = skew(r)
-        M[j.child, :3, :3] = b.mass * np.eye(3)
-        M[j.child, :3, 3:] = -b.mass * rt
-        M[j.child, 3:, :3] = b.mass * rt
-        M[j.child, 3:, 3:] = b.inertia - b.mass * rt @ rt  # about O_i (erratum E28)
-        rc[j.child] = r
-    return M, rc
-
-
-def _kinematics(model, q, t=0.0):
-    """``C_i``, ``A_i``, ``v*_i``, ``M_i`` of Ivanov's §1-2 for a batch ``q`` (B, nq)."""
-    joints = _order(model)
+def _kinematics(k, q, base):
+    """``C_i``, ``A_i``, ``v*_i`` of Ivanov's §1-2 for a batch ``q`` (B, nq)."""
     B = q.shape[0]
-    n = model.n
-    M, rc = _body_inertias(model, joints)
-    # O_k relative to the centre of mass of k, body axes: the inboard child_point
-    origin = np.zeros((n + 1, 3))
-    for j in joints:
-        origin[j.child] = j.child_point
+    n = k.M.shape[0] - 1
     R = np.empty((B, n + 1, 3, 3))
     v0 = np.zeros((B, 6))
-    if model.base_motion is not None:
-        base = model.base_motion.state(t)
-        R0 = np.asarray(base["orientation"], dtype=float)
-        v0[:, :3] = R0.T @ np.asarray(base["velocity"], dtype=float)
-        v0[:, 3:] = R0.T @ np.asarray(base["angular_velocity"], dtype=float)
+    if base is not None:
+        R0 = base["orientation"]
+        v0[:, :3] = R0.T @ base["velocity"]
+        v0[:, 3:] = R0.T @ base["angular_velocity"]
     else:
-        R0 = np.eye(3)
+        R0 = _E3
     R[:, 0] = R0
     vstar = np.zeros((B, n + 1, 6))
-    Cs, As, ThTs = [], [], {}
-    for j in joints:
-        k, i = j.parent, j.child
+    Cs, As, rhos, ThTs = [], [], [], []
+    for j, offset in zip(k.joints, k.offset):
+        kk, i = j.parent, j.child
         qa = q[:, j.q_slice]
         Th = np.broadcast_to(j.rotation(qa), (B, 3, 3))
-        ThT = _T(Th)
-        rho = j.parent_point - origin[k] + j.z(qa)  # O_i from O_k, parent axes
+        ThT = transpose(Th)
+        rho = offset + j.z(qa)  # O_i from O_k, parent axes
         C = np.zeros((B, 6, 6))
         C[:, :3, :3] = C[:, 3:, 3:] = ThT
         C[:, :3, 3:] = -ThT @ skew(rho)
         A = np.concatenate([ThT @ j.k(qa), ThT @ j.p(qa)], axis=1)  # columns a_ij
-        R[:, i] = R[:, k] @ Th
-        if k == 0:
-            vstar[:, i] = _mv(C, v0)  # base motion goes into v*_i
+        R[:, i] = R[:, kk] @ Th
+        if kk == 0:
+            vstar[:, i] = mv(C, v0)  # base motion goes into v*_i
         Cs.append(C)
         As.append(A)
-        ThTs[j.index] = ThT
-    return _Kinematics(joints, Cs, As, R, M, rc, vstar, ThTs)
-
-
-def _axis_rates(joint, qa, va):
-    """Time derivatives of the joint's ``k`` and ``p`` (parent axes) along ``v``, (B, 3, nv)."""
-    B = qa.shape[0]
-    zero = np.zeros((B, 3, joint.nv))
-    kind = joint.kind
-    if kind in ("revolute", "prismatic", "screw", "cylindrical", "fixed"):
-        return zero, zero
-    if kind == "universal":
-        pdot = zero.copy()
-        p2 = joint.p(qa)[:, :, 1]
-        pdot[:, :, 1] = va[:, :1] * np.cross(joint.axes[0], p2)
-        return zero, pdot
-    if kind == "spherical":  # p = R_a, dR_a/dt = R_a v~
-        return zero, joint.rotation(qa) @ skew(va)
-    if kind == "free":
-        pdot = zero.copy()
-        pdot[:, :, 3:] = joint.rotation(qa) @ skew(va[:, 3:])
-        return zero, pdot
-    # another joint class: central difference along dq/dt (accuracy ~1e-10)
-    h = 1e-6
-    qd = joint.qdot(qa, va)
-    kp, km = joint.k(qa + h * qd), joint.k(qa - h * qd)
-    pp, pm = joint.p(qa + h * qd), joint.p(qa - h * qd)
-    return (kp - km) / (2 * h), (pp - pm) / (2 * h)
+        rhos.append(rho)
+        ThTs.append(ThT)
+    return _Kinematics(k.joints, Cs, As, rhos, ThTs, R, k.M, k.rc, vstar)
 
 
 # ----------------------------------------------------------------- direct recursion
@@ -222,43 +258,43 @@ def _body_twists(kin, qd):
     """``v_i = C_i v_{k_i} + A_i qd_i + v*_i`` (1), base-to-leaves; row 0 (base) is zero."""
     v = np.zeros(kin.vstar.shape)
     for j, C, A in zip(kin.joints, kin.C, kin.A):
-        v[:, j.child] = _mv(C, v[:, j.parent]) + _mv(A, qd[:, j.v_slice]) + kin.vstar[:, j.child]
+        v[:, j.child] = mv(C, v[:, j.parent]) + mv(A, qd[:, j.v_slice]) + kin.vstar[:, j.child]
     return v
 
 
 def _subtree_momenta(kin, v):
     """``mu_i = M_i v_i + sum_c C_c^T mu_c``, leaves-to-base; ``mu_0`` = total momentum."""
-    mu = _mv(kin.M, v)
+    mu = mv(kin.M, v)
     for j, C in zip(reversed(kin.joints), reversed(kin.C)):
-        mu[:, j.parent] += _mv(_T(C), mu[:, j.child])
+        mu[:, j.parent] += mv(transpose(C), mu[:, j.child])
     return mu
 
 
 def _project(kin, mu, nv):
     p = np.zeros((mu.shape[0], nv))
     for j, A in zip(kin.joints, kin.A):
-        p[:, j.v_slice] = _mv(_T(A), mu[:, j.child])
+        p[:, j.v_slice] = mv(transpose(A), mu[:, j.child])
     return p
 
 
-def momenta(model, q, qd, t=0.0):
+def momenta(model, q, qd, *, t=0.0):
     """Generalized momenta ``p = A^T mu = dT/dqd`` and subtree momenta ``mu`` (Ivanov (6)).
 
     Parameters
     ----------
-    q : (nq,) or (B, nq)
-    qd : (nv,) or (B, nv)
-        Generalized speeds ``v`` (Ivanov's ``qdot``; angular velocities for quaternion
-        joints).
+    model : Model
+    q : array_like, shape (..., nq)
+    qd : array_like, shape (..., nv)
+        Generalized speeds (Ivanov's ``qdot``; angular velocities for quaternion joints).
     t : float
         Time (matters only with a prescribed base motion, which enters through ``v*``:
         then ``p = M(q) qd + A^T T^T M T v*``).
 
     Returns
     -------
-    p : ndarray, shape (nv,) or (B, nv)
+    p : ndarray, shape (..., nv)
         ``p = M(q) qd`` without base motion.
-    mu : ndarray, shape (n + 1, 6) or (B, n + 1, 6)
+    mu : ndarray, shape (..., n + 1, 6)
         ``mu[i]`` (``i >= 1``): linear and angular momentum of the subtree rooted at body
         ``i``, about ``O_i`` (its inboard joint point), in body ``i`` axes;
         ``mu[0]``: the whole system's momentum about the base origin, base axes.
@@ -277,11 +313,14 @@ def momenta(model, q, qd, t=0.0):
     >>> p.round(12).tolist(), mu[1].round(12).tolist()
     ([4.0], [0.0, 2.0, 0.0, 0.0, 0.0, 4.0])
     """
-    qb, vb, _ = _batch(model, q, qd, "qd")
-    kin = _kinematics(model, qb, t)
-    mu = _subtree_momenta(kin, _body_twists(kin, vb))
-    p = _project(kin, mu, model.nv)
-    return (p[0], mu[0]) if _single(q, qd) else (p, mu)
+    state = model.check_state(q, qd, t=t)
+    k = prepare(model)
+    with np.errstate(over="ignore", invalid="ignore"):
+        kin = _kinematics(k, state.q, _base(model, state.t))
+        mu = _subtree_momenta(kin, _body_twists(kin, state.qd))
+        p = _project(kin, mu, model.nv)
+    what = "mb.poisson.momenta"
+    return state.result(p, what), state.result(mu, what)
 
 
 # ------------------------------------------------------------------------- solvers
@@ -340,40 +379,40 @@ def _sweep(kin, p, nv):
     for j, C, A in reversed(steps):  # backward: leaves to base
         c, k = j.child, j.parent
         Ms = Mstar[:, c]
-        w = _mv(Ms, kin.vstar[:, c]) + phi[:, c]  # M*_j v*_j + phi*_j
+        w = mv(Ms, kin.vstar[:, c]) + phi[:, c]  # M*_j v*_j + phi*_j
         if j.nv:
             MA = Ms @ A
-            Vj = _T(A) @ MA  # D_j = Vj^-1 (applied by LU solves)
-            G = _T(_lu_solve(Vj, _T(MA), j))  # M* A D (D symmetric)
+            Vj = transpose(A) @ MA  # D_j = Vj^-1 (applied by LU solves)
+            G = transpose(_lu_solve(Vj, transpose(MA), j))  # M* A D (D symmetric)
             # H_j = E - M* A D A^T, applied without forming it (fewer operations, and
             # H M* = M* - G (M* A)^T stays symmetric):
             #   M* A D p + H (M* v* + phi*) = w + G (p - A^T w)
-            contrib = w + _mv(G, p[:, j.v_slice] - _mv(_T(A), w))
-            HM = Ms - G @ _T(MA)
+            contrib = w + mv(G, p[:, j.v_slice] - mv(transpose(A), w))
+            HM = Ms - G @ transpose(MA)
             # H M* is symmetric in exact arithmetic; its round-off asymmetry otherwise grows
             # along a chain (a 50-body Cardan chain lost 5 digits: 6e-5 instead of 1e-10)
-            HM = 0.5 * (HM + _T(HM))
+            HM = 0.5 * (HM + transpose(HM))
             D[j.index] = Vj
         else:
             contrib, HM = w, Ms
-        CT = _T(C)
+        CT = transpose(C)
         Mstar[:, k] += CT @ HM @ C
-        phi[:, k] += _mv(CT, contrib)
+        phi[:, k] += mv(CT, contrib)
     v = np.zeros(kin.vstar.shape)
     mu = np.zeros(kin.vstar.shape)
     mu[:, 0] = phi[:, 0]  # v_0 = 0: the base motion is in v*
     qd = np.zeros((B, nv))
     for j, C, A in steps:  # forward: base to leaves
         c = j.child
-        pred = _mv(C, v[:, j.parent]) + kin.vstar[:, c]
+        pred = mv(C, v[:, j.parent]) + kin.vstar[:, c]
         Ms = Mstar[:, c]
         if j.nv:
-            rhs = p[:, j.v_slice] - _mv(_T(A), phi[:, c] + _mv(Ms, pred))
+            rhs = p[:, j.v_slice] - mv(transpose(A), phi[:, c] + mv(Ms, pred))
             x = _lu_solve(D[j.index], rhs[..., None], j)[..., 0]  # D (p - A^T(...))
             qd[:, j.v_slice] = x
-            pred = pred + _mv(A, x)
+            pred = pred + mv(A, x)
         v[:, c] = pred
-        mu[:, c] = _mv(Ms, pred) + phi[:, c]
+        mu[:, c] = mv(Ms, pred) + phi[:, c]
     return qd, v, mu
 
 
@@ -387,18 +426,18 @@ def _cholesky_solve(kin, p, nv):
     for j, C, A in reversed(steps):
         c, k = j.child, j.parent
         Ms = Mstar[:, c]
-        w = _mv(Ms, kin.vstar[:, c]) + phi[:, c]
-        CT = _T(C)
+        w = mv(Ms, kin.vstar[:, c]) + phi[:, c]
+        CT = transpose(C)
         MC = Ms @ C
         Mstar[:, k] += CT @ MC
-        phi[:, k] += _mv(CT, w)
+        phi[:, k] += mv(CT, w)
         if j.nv:
-            AT = _T(A)
+            AT = transpose(A)
             L = _cholesky(AT @ Ms @ A, j)  # L L^T = A^T M* A
-            x = _lower_solve(L, (p[:, j.v_slice] - _mv(AT, w))[..., None])[..., 0]
+            x = _lower_solve(L, (p[:, j.v_slice] - mv(AT, w))[..., None])[..., 0]
             V = _lower_solve(L, AT @ MC)  # L V = A^T M* C
-            Mstar[:, k] -= _T(V) @ V
-            phi[:, k] += _mv(_T(V), x)
+            Mstar[:, k] -= transpose(V) @ V
+            phi[:, k] += mv(transpose(V), x)
             saved[j.index] = (L, x, V)
     v = np.zeros(kin.vstar.shape)
     mu = np.zeros(kin.vstar.shape)
@@ -406,27 +445,28 @@ def _cholesky_solve(kin, p, nv):
     qd = np.zeros((B, nv))
     for j, C, A in steps:
         c, k = j.child, j.parent
-        pred = _mv(C, v[:, k]) + kin.vstar[:, c]
+        pred = mv(C, v[:, k]) + kin.vstar[:, c]
         if j.nv:
             L, x, V = saved[j.index]
-            y = _upper_solve_T(L, (x - _mv(V, v[:, k]))[..., None])[..., 0]  # L^T qd = x - V v_k
+            y = _upper_solve_T(L, (x - mv(V, v[:, k]))[..., None])[..., 0]  # L^T qd = x - V v_k
             qd[:, j.v_slice] = y
-            pred = pred + _mv(A, y)
+            pred = pred + mv(A, y)
         v[:, c] = pred
-        mu[:, c] = _mv(Mstar[:, c], pred) + phi[:, c]
+        mu[:, c] = mv(Mstar[:, c], pred) + phi[:, c]
     return qd, v, mu
 
 
-def _solve(model, q, p, method, t):
-    _check_method(method)
-    qb, pb, _ = _batch(model, q, p, "p")
-    kin = _kinematics(model, qb, t)
-    solver = _sweep if method == "sweep" else _cholesky_solve
-    qd, v, mu = solver(kin, pb, model.nv)
-    return kin, qb, qd, v, mu
+def _solve(model, state, solver):
+    """Kinematics and the solve of (6) for a checked ``(q, p)`` state."""
+    k = prepare(model)
+    base = _base(model, state.t)
+    kin = _kinematics(k, state.q, base)
+    run = _sweep if solver == "sweep" else _cholesky_solve
+    qd, v, mu = run(kin, state.qd, model.nv)
+    return k, base, kin, qd, v, mu
 
 
-def velocities(model, q, p, method="sweep", t=0.0, return_momenta=False):
+def velocities(model, q, p, *, t=0.0, solver="sweep", return_momenta=False):
     """Generalized speeds from generalized momenta: solve (6) for ``qd`` (the **contract**).
 
     Given ``p``, returns ``qd`` with ``p = M(q) qd`` (plus the base-motion term, see
@@ -434,19 +474,20 @@ def velocities(model, q, p, method="sweep", t=0.0, return_momenta=False):
 
     Parameters
     ----------
-    q : (nq,) or (B, nq)
-    p : (nv,) or (B, nv)
-    method : {"sweep", "cholesky"}
+    model : Model
+    q : array_like, shape (..., nq)
+    p : array_like, shape (..., nv)
+    t : float
+    solver : {"sweep", "cholesky"}
         ``"sweep"``: Ivanov, alg. of §3 (elimination with inverses of ``A_i^T M*_i A_i``);
         ``"cholesky"``: Ivanov, alg. of §4 (block ``L^T D L``, triangular solves).
-    t : float
     return_momenta : bool
-        Also return the subtree momenta ``mu`` (n + 1, 6) the solver produces.
+        Also return the subtree momenta ``mu`` (..., n + 1, 6) the solver produces.
 
     Returns
     -------
-    qd : ndarray, shape (nv,) or (B, nv)
-        Generalized speeds ``v`` (Ivanov's ``qdot``).
+    qd : ndarray, shape (..., nv)
+        Generalized speeds (Ivanov's ``qdot``).
 
     Examples
     --------
@@ -456,24 +497,58 @@ def velocities(model, q, p, method="sweep", t=0.0, return_momenta=False):
     >>> p = mb.tree.mass_matrix(model, q) @ qd
     >>> velocities(model, q, p).round(12).tolist()
     [0.3, 2.0]
-    >>> velocities(model, np.array([q, q]), np.array([p, 2 * p]), method="cholesky").round(12)
+    >>> velocities(model, np.array([q, q]), np.array([p, 2 * p]), solver="cholesky").round(12)
     array([[0.3, 2. ],
            [0.6, 4. ]])
     """
-    _, _, qd, _, mu = _solve(model, q, p, method, t)
-    if _single(q, p):
-        qd, mu = qd[0], mu[0]
-    return (qd, mu) if return_momenta else qd
+    _check_solver(solver)
+    state = _momentum_state(model, q, p, t=t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        _, _, _, qd, _, mu = _solve(model, state, solver)
+    what = "mb.poisson.velocities"
+    qd = state.result(qd, what)
+    return (qd, state.result(mu, what)) if return_momenta else qd
 
 
-def _forces(kin, model, q, t):
-    """Applied wrenches ``F_i`` about ``O_i`` in body axes (gravity and loads), (B, n+1, 6)."""
-    F, Mc = model.applied_wrenches(q, t=t, orientations=kin.R)
-    RT = _T(kin.R)
-    f = _mv(RT, F)
+# -------------------------------------------------------------------------- forces
+def _poses(kin, base):
+    """Centres of mass (B, n + 1, 3), inertial axes: ``O_i = O_k + R_k rho_i``,
+    ``C_i = O_i + R_i r_i``."""
+    O = np.empty(kin.vstar.shape[:2] + (3,))
+    O[:, 0] = 0.0 if base is None else base["position"]
+    for j, rho in zip(kin.joints, kin.rho):
+        O[:, j.child] = O[:, j.parent] + mv(kin.R[:, j.parent], rho)
+    return O + mv(kin.R, kin.rc)
+
+
+def _velocities(kin, v, base):
+    """Centre-of-mass velocities and angular velocities (B, n + 1, 3), inertial axes, from
+    the body twists ``v`` (body axes, velocity of ``O_i``)."""
+    V, w = v[..., :3], v[..., 3:]
+    vel = mv(kin.R, V + np.cross(w, kin.rc))
+    omega = mv(kin.R, w)
+    vel[:, 0] = 0.0 if base is None else base["velocity"]
+    omega[:, 0] = 0.0 if base is None else base["angular_velocity"]
+    return vel, omega
+
+
+def _forces(model, k, kin, q, qd, t, base, v=None):
+    """Applied wrenches ``F_i`` about ``O_i`` in body axes (gravity, loads, springs),
+    (B, n + 1, 6). ``v``: the body twists, needed with dampers (``qd`` not ``None``)."""
+    if k.springs:
+        damped = k.dampers and qd is not None
+        F, Mc = model.applied_wrenches(
+            q, qd=qd, t=t, poses=(_poses(kin, base), kin.R),
+            velocities=_velocities(kin, v, base) if damped else None)
+    elif k.state_loads:
+        F, Mc = model.applied_wrenches(q, qd=qd, t=t, orientations=kin.R)
+    else:
+        F, Mc = model.applied_wrenches(t=t, orientations=kin.R)
+    RT = transpose(kin.R)
+    f = mv(RT, F)
     out = np.empty(f.shape[:-1] + (6,))
     out[..., :3] = f
-    out[..., 3:] = _mv(RT, Mc) + np.cross(kin.rc, f)  # moment about O_i: M_C + (C - O) x f
+    out[..., 3:] = mv(RT, Mc) + np.cross(kin.rc, f)  # moment about O_i: M_C + (C - O) x f
     out[:, 0] = 0.0
     return out
 
@@ -482,16 +557,32 @@ def _accumulate(kin, F):
     """``F*_i = F_i + sum_c C_c^T F*_c`` (the subtree's applied wrench about ``O_i``)."""
     Fs = np.array(F)
     for j, C in zip(reversed(kin.joints), reversed(kin.C)):
-        Fs[:, j.parent] += _mv(_T(C), Fs[:, j.child])
+        Fs[:, j.parent] += mv(transpose(C), Fs[:, j.child])
     return Fs
 
 
-def generalized_forces(model, q, t=0.0):
-    """Generalized applied forces ``Q = A^T T^T F`` (gravity and loads), O(n).
+def generalized_forces(model, q, qd=None, *, t=0.0):
+    """Generalized applied forces ``Q = A^T T^T F`` plus the model's generalized forces, O(n).
+
+    ``F`` holds gravity, loads and spring-dampers (:meth:`~mbcourse.Model.applied_wrenches`);
+    the joint springs and control laws (:meth:`~mbcourse.Model.generalized_forces`) are
+    added. Dampers and loads that depend on the speeds need ``qd`` (``None``: at rest).
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (..., nq)
+    qd : array_like, shape (..., nv), optional
+    t : float
+
+    Returns
+    -------
+    ndarray, shape (..., nv)
 
     Examples
     --------
-    The rod of :func:`momenta` held horizontal under unit gravity along ``-y``: ``Q = -m g l``.
+    The rod of :func:`momenta` held horizontal under unit gravity along ``-y``: ``Q = -m g l``;
+    a joint spring of stiffness 2 wound by 0.5 rad adds ``-1``.
 
     >>> import numpy as np, mbcourse as mb
     >>> m = mb.Model(gravity=(0, -1, 0))
@@ -500,111 +591,122 @@ def generalized_forces(model, q, t=0.0):
     ...                 axis=(0, 0, 1))
     >>> generalized_forces(m, [0.0]).round(12).tolist()
     [-1.0]
+    >>> _ = m.add_joint_spring("j", stiffness=2.0, rest=-0.5)
+    >>> generalized_forces(m, [0.0]).round(12).tolist()
+    [-2.0]
     """
-    qb = np.atleast_2d(model.check_q(q))
-    kin = _kinematics(model, qb, t)
-    Fs = _accumulate(kin, _forces(kin, model, qb, t))
-    Q = _project(kin, Fs, model.nv)
-    return Q[0] if _single(q) else Q
+    state = model.check_state(q, qd, t=t)
+    k = prepare(model)
+    base = _base(model, state.t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        kin = _kinematics(k, state.q, base)
+        v = _body_twists(kin, state.qd) if k.dampers and state.qd is not None else None
+        Fs = _accumulate(kin, _forces(model, k, kin, state.q, state.qd, state.t, base, v))
+        Q = _project(kin, Fs, model.nv)
+        if k.generalized:
+            Q = Q + model.generalized_forces(state.q, state.qd, state.t)
+    return state.result(Q, "mb.poisson.generalized_forces")
 
 
-def _pdot_terms(kin, model, q, qd, v, mu, t):
-    """Right side of Ivanov (7) without ``tau``: ``(Adot^T - A^T Omega) mu + A^T F*``."""
-    Fs = _accumulate(kin, _forces(kin, model, q, t))
+def _pdot_terms(model, k, kin, q, qd, v, mu, t, base):
+    """Right side of Ivanov (7) without ``tau``: ``(Adot^T - A^T Omega) mu + Q``."""
+    Fs = _accumulate(kin, _forces(model, k, kin, q, qd, t, base, v))
     out = np.zeros(qd.shape)
-    for j, A in zip(kin.joints, kin.A):
+    for j, A, ThT in zip(kin.joints, kin.A, kin.ThT):
         if not j.nv:
             continue
         c = j.child
-        qa, va = q[:, j.q_slice], qd[:, j.v_slice]
-        kd, pd = _axis_rates(j, qa, va)
-        ThT = kin.ThT[j.index]
+        va = qd[:, j.v_slice]
+        pd, kd = j.rates(q[:, j.q_slice], va)
         Ahat = np.concatenate([ThT @ kd, ThT @ pd], axis=1)  # Theta^T [dk/dt; dp/dt]
-        w_rel = _mv(A[:, 3:], va)  # relative angular velocity, child axes
+        w_rel = mv(A[:, 3:], va)  # relative angular velocity, child axes
         # Adot = Ahat - blockdiag(w_rel~) A, so Adot^T mu = Ahat^T mu + A^T (w_rel x mu)
         m_f, m_m = mu[:, c, :3], mu[:, c, 3:]
         V, om = v[:, c, :3], v[:, c, 3:]
         dw = w_rel - om
         r = np.concatenate([np.cross(dw, m_f), np.cross(dw, m_m) - np.cross(V, m_f)], axis=-1)
-        out[:, j.v_slice] = _mv(_T(Ahat), mu[:, c]) + _mv(_T(A), r + Fs[:, c])
+        out[:, j.v_slice] = mv(transpose(Ahat), mu[:, c]) + mv(transpose(A), r + Fs[:, c])
+    if k.generalized:
+        out += model.generalized_forces(q, qd, t)
     return out
 
 
-def pdot(model, q, p, tau=None, t=0.0, method="sweep"):
+def pdot(model, q, p, tau=None, *, t=0.0, solver="sweep"):
     """Right-hand side of the equations in Poisson impulses: ``(qd, dp/dt)``, Ivanov (6), (7).
 
-    ``qd`` solves (6) by ``method``; ``dp/dt = (Adot^T - A^T Omega) mu + Q + tau`` (7), with
+    ``qd`` solves (6) by ``solver``; ``dp/dt = (Adot^T - A^T Omega) mu + Q + tau`` (7), with
     ``mu`` the subtree momenta from the same pass and ``Q`` the generalized applied forces
-    (gravity and :meth:`Model.add_force` loads). With ``dq/dt = model.qdot(q, qd)`` this is
-    a complete first-order system for ``(q, p)``.
+    (gravity, loads, springs and dampers, joint springs, control laws: see
+    :func:`generalized_forces`). With ``dq/dt = model.qdot(q, qd)`` this is a complete
+    first-order system for ``(q, p)``.
 
     Parameters
     ----------
-    q : (nq,) or (B, nq)
-    p : (nv,) or (B, nv)
-    tau : (nv,) or (B, nv), optional
-        Joint forces in the order of the speeds.
+    model : Model
+    q : array_like, shape (..., nq)
+    p : array_like, shape (..., nv)
+    tau : array_like, shape (..., nv), optional
+        Generalized forces in the order of the speeds.
     t : float
-    method : {"sweep", "cholesky"}
+    solver : {"sweep", "cholesky"}
 
     Returns
     -------
-    qd, dp : ndarray, shape (nv,) or (B, nv) each
+    qd, dp : ndarray, shape (..., nv) each
 
     Examples
     --------
-    The triple pendulum at rest with the rods horizontal: ``p`` starts changing at the
-    weight moments about each joint (digest fact 19: gravity gradient (5, 3, 1) in absolute
-    angles, i.e. (9, 4, 1) about the joints).
+    The triple pendulum of Yudintsev 3.5 at rest with the rods horizontal: ``p`` starts
+    changing at the weight moments about each joint (the gravity gradient (5, 3, 1) in
+    absolute angles, i.e. (9, 4, 1) about the joints).
 
     >>> import mbcourse as mb
     >>> qd, dp = pdot(mb.models.triple_pendulum(), [0, 0, 0], [0, 0, 0])
     >>> (dp.round(12) + 0.0).tolist()
     [-9.0, -4.0, -1.0]
     """
-    kin, qb, qd, v, mu = _solve(model, q, p, method, t)
-    tau_arr = np.atleast_2d(model.check_tau(tau))
-    dp = _pdot_terms(kin, model, qb, qd, v, mu, t) + tau_arr
-    if _single(q, p, tau):
-        return qd[0], dp[0]
-    return qd, dp
+    _check_solver(solver)
+    state = _momentum_state(model, q, p, tau, t=t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        k, base, kin, qd, v, mu = _solve(model, state, solver)
+        dp = _pdot_terms(model, k, kin, state.q, qd, v, mu, state.t, base) + state.tau
+    what = "mb.poisson.pdot"
+    return state.result(qd, what), state.result(dp, what)
 
 
 # ---------------------------------------------------------------------- simulation
 @dataclass
 class Trajectory(_sim.Trajectory):
-    """Result of :func:`simulate`: ``t``, ``q``, ``v`` (= ``qd``), ``p``; ``energy`` etc. as
+    """Result of :func:`simulate`: ``t``, ``q``, ``qd`` (recovered from ``p`` by the
+    solver), ``p`` (nt, nv); ``energy``, ``dissipated`` etc. as
     :class:`mbcourse.sim.Trajectory`."""
 
     p: np.ndarray = None
 
-    @property
-    def qd(self):
-        """Generalized speeds (nt, nv), recovered from ``p`` by the solver."""
-        return self.v
 
-
-def simulate(model, t_span, q0, qd0, tau=None, method="sweep", integrator="DOP853",
-             rtol=1e-10, atol=1e-10, **options):
+def simulate(model, t_span, q0, qd0, tau=None, *, solver="sweep", method="DOP853",
+             rtol=1e-10, atol=1e-10, t_eval=None, max_step=np.inf, dense_output=False):
     """Integrate ``dq/dt = qdot(q, qd(q, p))``, ``dp/dt`` of Ivanov (7), state ``(q, p)``.
 
     Parameters
     ----------
     model : Model
     t_span : (float, float)
-    q0, qd0 : array_like
+    q0, qd0 : array_like, shapes (nq,), (nv,)
         Initial configuration and speeds; ``p0 = momenta(model, q0, qd0)``.
     tau : None, array_like (nv,) or callable ``tau(t, q, qd)``
-    method : {"sweep", "cholesky"}
+        Generalized forces besides the model's own force elements.
+    solver : {"sweep", "cholesky"}
         Solver for ``qd`` from ``p`` at every evaluation.
-    integrator, rtol, atol, **options
-        ``method``, ``rtol``, ``atol`` and any other option (``t_eval``, ``max_step`` ...)
-        of :func:`scipy.integrate.solve_ivp`.
+    method, rtol, atol, t_eval, max_step, dense_output
+        The ODE integrator and its options (:func:`scipy.integrate.solve_ivp`). With
+        dampers in the model the state also carries the dissipated energy (see
+        :func:`mbcourse.sim.simulate`).
 
     Returns
     -------
     Trajectory
-        With ``t``, ``q``, ``qd`` (= ``v``), ``p`` and ``energy``.
+        With ``t``, ``q``, ``qd``, ``p``, ``energy`` and ``dissipated``.
 
     Examples
     --------
@@ -613,27 +715,40 @@ def simulate(model, t_span, q0, qd0, tau=None, method="sweep", integrator="DOP85
     >>> bool(np.ptp(res.energy) < 1e-8)
     True
     """
-    _check_method(method)
-    t0, t1, q0, qd0, tau_fn = _sim.initial_state(model, t_span, q0, qd0, tau, v_name="qd0")
-    p0, _ = momenta(model, q0, qd0, t0)
-    nq = model.nq
+    _check_solver(solver)
+    if method in SOLVERS:
+        raise ShapeError(f"method= is the ODE integrator (e.g. 'DOP853', 'Radau'); the solver "
+                         f"of (6) is chosen with solver={method!r}")
+    t0, t1, q0, qd0, tau_fn = _sim.initial_state(model, t_span, q0, qd0, tau)
+    prepare(model)  # loops and inward joints are refused before anything is integrated
+    damped = _sim.prepare(model).damped
+    p0, _ = momenta(model, q0, qd0, t=t0)
+    nq, nv = model.nq, model.nv
 
     def rhs(t, y):
         q = model.normalize_q(y[:nq])
-        qd, dp = pdot(model, q, y[nq:], None, t, method)
+        qd, dp = pdot(model, q, y[nq:nq + nv], t=t, solver=solver)
         if tau_fn is not None:
             dp = dp + model.check_tau(tau_fn(t, q, qd))
-        return np.concatenate([model.qdot(q, qd), dp])
+        parts = [model.qdot(q, qd), dp]
+        if damped:
+            parts.append(-np.atleast_1d(model.damping_power(q, qd, t)))
+        return np.concatenate(parts)
 
-    sol = solve_ivp(rhs, (t0, t1), np.concatenate([q0, p0]), method=integrator, rtol=rtol,
-                    atol=atol, **options)
+    y0 = np.concatenate([q0, p0] + ([np.zeros(1)] if damped else []))
+    sol = solve_ivp(rhs, (t0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
+                    max_step=max_step, dense_output=dense_output)
     if sol.status < 0:
         raise ShapeError(f"the integration failed: {sol.message}")
     q = model.normalize_q(sol.y[:nq].T)
-    p = sol.y[nq:].T
-    qd = np.array([velocities(model, qi, pi, method, ti) for ti, qi, pi in zip(sol.t, q, p)])
-    qd = qd.reshape(len(sol.t), model.nv)
-    return Trajectory(model, sol.t, q, qd, sol, p)
+    p = sol.y[nq:nq + nv].T
+    if model.base_motion is None:
+        qd = velocities(model, q, p, solver=solver)
+    else:
+        qd = np.array([velocities(model, qi, pi, t=float(ti), solver=solver)
+                       for ti, qi, pi in zip(sol.t, q, p)]).reshape(len(sol.t), nv)
+    dissipated = sol.y[-1] if damped else np.zeros(len(sol.t))
+    return Trajectory(model, sol.t, q, qd, sol, dissipated, p)
 
 
 # ------------------------------------------------------------ the dense system (6)
@@ -647,8 +762,8 @@ class DenseSystem:
              [0,  0,   A^T],
              [-S, A,   0  ]]
 
-    ``K`` is symmetric (digest fact 28); ``T = S^-1`` has ``T_ii = E``, ``T_ij`` = product of
-    ``C``'s on the path from ``j`` to ``i`` and zero off the path.
+    ``K`` is symmetric (Ivanov (6)); ``T = S^-1`` has ``T_ii = E``, ``T_ij`` = product of
+    ``C``'s on the path from ``j`` to ``i`` and zero off the path (Ivanov (5)).
     """
 
     K: np.ndarray
@@ -666,7 +781,7 @@ class DenseSystem:
         return x[N6:N6 + nv], x[:N6].reshape(-1, 6), x[N6 + nv:].reshape(-1, 6)
 
 
-def dense_system(model, q, t=0.0):
+def dense_system(model, q, *, t=0.0):
     """Assemble Ivanov's (2)-(6) densely for one configuration ``q`` (nq,); O(n^3) to solve.
 
     Examples
@@ -676,10 +791,11 @@ def dense_system(model, q, t=0.0):
     >>> ds.K.shape, bool(np.allclose(ds.K, ds.K.T)), bool(np.allclose(ds.T @ ds.S, np.eye(18)))
     ((39, 39), True, True)
     """
-    q = model.check_q(q)
-    if q.ndim != 1:
-        raise ShapeError("dense_system assembles one configuration: q of shape (nq,)")
-    kin = _kinematics(model, q[None], t)
+    state = model.check_state(q, t=t)
+    if state.batch != ():
+        raise ShapeError(f"dense_system assembles one configuration: q of shape ({model.nq},), "
+                         f"got batch shape {state.batch}")
+    kin = _kinematics(prepare(model), state.q, _base(model, state.t))
     n, nv = model.n, model.nv
     S = np.eye(6 * n)
     A = np.zeros((6 * n, nv))

@@ -39,7 +39,7 @@ def test_free_floating_spacecraft_conserves_momentum_while_deploying():
 
 
 def test_driven_joint_follows_its_trajectory():
-    """Digest fact 37: the actuator moment of (3.93) fed back reproduces phi_k(t)."""
+    """Yudintsev (3.93): the actuator moment of (3.93) fed back reproduces phi_k(t)."""
     model = mb.models.spatial_manipulator()
     k = 1  # the shoulder follows 0.3 sin(2t)
     phi = lambda t: 0.3 * np.sin(2 * t)  # noqa: E731
@@ -61,5 +61,96 @@ def test_simulate_refuses_bad_spans():
     model = mb.models.double_pendulum()
     with pytest.raises(mb.ShapeError, match="must increase"):
         mb.sim.simulate(model, mb.tree.forward_dynamics, (1.0, 0.0), [0, 0], [0, 0])
-    with pytest.raises(mb.ShapeError, match="v0"):
+    with pytest.raises(mb.ShapeError, match="qd0"):
         mb.sim.simulate(model, mb.tree.forward_dynamics, (0.0, 1.0), [0, 0], [0, 0, 0])
+
+
+# ---------------------------------------------------------------- force elements
+from test_vereshchagin import sprung_state, sprung_tree  # noqa: E402
+
+
+def test_undamped_springs_conserve_energy():
+    """Springs between bodies and to the ground, joint springs, gravity: T + U (springs
+    included) stays constant to 1e-8 relative over 5 s."""
+    model = sprung_tree(damping=0.0, loads=False)
+    q0, qd0 = sprung_state(model, 2)
+    res = mb.sim.simulate(model, mb.vereshchagin.forward_dynamics, (0.0, 5.0), q0, qd0,
+                          method="DOP853", rtol=1e-11, atol=1e-11, t_eval=np.linspace(0, 5, 101))
+    E = res.energy
+    assert np.ptp(res.potential_energy) > 1.0  # the springs did work back and forth
+    assert np.abs(E - E[0]).max() < 1e-8 * np.abs(E).max()
+    assert np.all(res.dissipated == 0.0)
+
+
+def test_dampers_dissipate_the_integral_of_their_power():
+    """E(t) - E(0) equals the integral of model.damping_power along the motion (dense
+    output, Gauss-Legendre on every step), and Trajectory.dissipated is that integral."""
+    model = sprung_tree(damping=0.4, loads=False)
+    q0, qd0 = sprung_state(model, 3)
+    res = mb.sim.simulate(model, mb.vereshchagin.forward_dynamics, (0.0, 2.0), q0, qd0,
+                          rtol=1e-11, atol=1e-11, dense_output=True)
+    nq, nv = model.nq, model.nv
+
+    def state(t):
+        y = res.sol.sol(t)
+        return model.normalize_q(y[:nq].T), y[nq:nq + nv].T
+
+    def energy(t):
+        q, qd = state(t)
+        return model.kinetic_energy(q, qd) + model.potential_energy(q)
+
+    x, w = np.polynomial.legendre.leggauss(8)
+    ts = res.sol.sol.ts
+    work = [0.0]
+    for a, b in zip(ts[:-1], ts[1:]):
+        tt = 0.5 * (b - a) * x + 0.5 * (a + b)
+        q, qd = state(tt)
+        work.append(work[-1] + 0.5 * (b - a) * w @ model.damping_power(q, qd))
+    work = np.array(work)
+    change = energy(ts) - energy(ts[0])
+    assert -work[-1] > 0.1  # the dampers did dissipate
+    assert np.abs(change - work).max() < 1e-7 * abs(work[-1])
+    # the dissipated energy integrated with the motion
+    np.testing.assert_allclose(res.dissipated, -np.interp(res.t, ts, work),
+                               atol=1e-7 * abs(work[-1]))
+    E = res.energy
+    assert np.abs(E + res.dissipated - E[0]).max() < 1e-7 * abs(work[-1])
+
+
+def test_options_go_to_the_formulation_and_method_to_the_integrator():
+    model = mb.models.double_pendulum()
+    seen = {}
+
+    def fd(model, q, qd, tau=None, *, t=0.0, solver="dense"):
+        seen["solver"] = solver
+        return mb.tree.forward_dynamics(model, q, qd, tau, t=t)
+
+    res = mb.sim.simulate(model, fd, (0.0, 0.5), [0.3, 0.1], [0.0, 0.0], method="Radau",
+                          solver="ldlt", t_eval=[0.0, 0.25, 0.5])
+    assert seen["solver"] == "ldlt"
+    assert res.q.shape == (3, 2) and res.qd.shape == (3, 2) and res.t.tolist() == [0, 0.25, 0.5]
+    assert np.ptp(res.energy) < 1e-6
+
+
+def test_simulate_refuses_closed_loops_up_front():
+    model = mb.models.crank_slider()
+    calls = []
+
+    def fd(*args, **kwargs):
+        calls.append(1)
+        return mb.tree.forward_dynamics(*args, **kwargs)
+
+    with pytest.raises(mb.TopologyError,
+                       match=r"joints \['B'\] close loops.*mb.cartesian.simulate"):
+        mb.sim.simulate(model, fd, (0.0, 0.1), np.zeros(4), np.zeros(4))
+    assert calls == []
+
+
+def test_force_callbacks_take_t_q_qd():
+    model = mb.models.double_pendulum()
+    with pytest.raises(mb.ShapeError, match=r"tau\(t, q, qd\)"):
+        mb.sim.simulate(model, mb.tree.forward_dynamics, (0.0, 1.0), [0, 0], [0, 0],
+                        tau=lambda t: np.zeros(2))
+    with pytest.raises(mb.ShapeError, match="tau"):
+        mb.sim.simulate(model, mb.tree.forward_dynamics, (0.0, 1.0), [0, 0], [0, 0],
+                        tau=np.zeros(3))

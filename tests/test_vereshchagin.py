@@ -1,5 +1,5 @@
 """Chapter 4: Vereshchagin's O(n) recursion against the tree form, the reference, and the
-MATLAB triple pendulum of Yudintsev 3.5 (digest facts 19-20)."""
+MATLAB triple pendulum of Yudintsev 3.5 (its initial values and energy plot, Fig. 3.21)."""
 
 import numpy as np
 import pytest
@@ -51,7 +51,7 @@ def absolute(q):
 
 
 def test_triple_pendulum_initial_values():
-    """Fact 19: ddq(0) = (-0.5, 0, 0) in absolute angles; the Lagrangian mass matrix in
+    """Yudintsev 3.5: qdd(0) = (-0.5, 0, 0) in absolute angles; the Lagrangian mass matrix in
     absolute angles is [[10, 6, 2], [6, 6, 2], [2, 2, 2]] and the gravity gradient (5, 3, 1)."""
     model = mb.models.triple_pendulum()
     ddq = mb.vereshchagin.forward_dynamics(model, np.zeros(3), np.zeros(3))
@@ -67,12 +67,12 @@ def test_triple_pendulum_initial_values():
 
 
 def test_triple_pendulum_energy_and_reference_state():
-    """Fact 20: over 0-5 s the seed's E_k + E_p stays 0, min E_p ~ -8.963, and the state at
-    t = 5 s matches the digest's reference to ~1e-6."""
+    """Yudintsev 3.5, Fig. 3.21: over 0-5 s the seed's E_k + E_p stays 0, min E_p ~ -8.963, and the state at
+    t = 5 s matches the MATLAB program's run to ~1e-6."""
     model = mb.models.triple_pendulum()
     res = mb.sim.simulate(model, mb.vereshchagin.forward_dynamics, (0.0, 5.0), np.zeros(3),
                           np.zeros(3), rtol=1e-11, atol=1e-11, t_eval=np.linspace(0, 5, 501))
-    phi, dphi = absolute(res.q), absolute(res.v)
+    phi, dphi = absolute(res.q), absolute(res.qd)
     y1, y2, y3, y4, y5, y6 = phi.T[0], phi.T[1], phi.T[2], dphi.T[0], dphi.T[1], dphi.T[2]
     # the seed's start.m energy formulas (absolute angles, unit data)
     v12 = y4**2
@@ -99,3 +99,112 @@ def test_refuses_loops_and_inward_arcs():
     model.add_joint("jb", "revolute", "b", "a", parent_point=(1, 0, 0), axis=(0, 0, 1))
     with pytest.raises(mb.TopologyError, match=r"joints \['jb'\] point toward the base"):
         mb.vereshchagin.forward_dynamics(model, [0, 0], [0, 0])
+
+
+# -------------------------------------------------------------------- force elements
+def sprung_tree(damping=0.3, loads=True, base_motion=False, springs=True):
+    """Five bodies on revolute, universal, screw, prismatic and spherical joints, with
+    spring-dampers (body to ground, body to body), joint spring-dampers and, with
+    ``loads``, forces and a control law that depend on (t, q, qd); optionally a moving
+    base (the ground spring's anchor moves with it)."""
+    m = mb.Model(gravity=(0.0, -9.81, 0.0))
+    m.add_body("b1", 1.5, [0.03, 0.1, 0.1])
+    m.add_body("b2", 1.0, [0.02, 0.05, 0.05])
+    m.add_body("b3", 0.7, [0.01, 0.02, 0.02])
+    m.add_body("b4", 0.5, [0.01, 0.015, 0.02])
+    m.add_body("b5", 0.8, [0.02, 0.03, 0.04])
+    m.add_joint("j1", "revolute", "ground", "b1", child_point=(-0.4, 0, 0), axis=(0, 0, 1))
+    m.add_joint("j2", "universal", "b1", "b2", parent_point=(0.5, 0, 0.1),
+                child_point=(-0.3, 0, 0), axes=((0, 0, 1), (0, 1, 0)))
+    m.add_joint("j3", "screw", "b2", "b3", parent_point=(0.3, 0, 0), axis=(1, 0, 0), lead=0.1)
+    m.add_joint("j4", "prismatic", "b1", "b4", parent_point=(0.0, 0.2, 0.0),
+                child_point=(0.0, -0.1, 0.05), axis=(0, 1, 1),
+                orientation=mb.spatial.axis_angle([1, 0, 0], 0.3))
+    m.add_joint("j5", "spherical", "b3", "b5", parent_point=(0.2, 0, 0),
+                child_point=(0, 0, -0.3))
+    if springs:
+        m.add_spring("tether", "ground", "b3", point_a=(1.0, 1.0, 0.2),
+                     point_b=(0.05, 0.0, 0.0), stiffness=30.0, rest_length=0.4, damping=damping)
+        m.add_spring("link", "b1", "b5", point_a=(0.2, 0.0, 0.0), point_b=(0.0, 0.1, 0.1),
+                     stiffness=12.0, rest_length=0.3, damping=0.5 * damping)
+    m.add_joint_spring("j2", stiffness=(3.0, 4.0), rest=(0.1, -0.2), damping=damping)
+    m.add_joint_spring("j4", stiffness=20.0, rest=0.05, damping=2 * damping)
+    m.add_joint_spring("j1", stiffness=2.0)
+    if loads:
+        m.add_force("b2", force=lambda t, q, qd: (0.0, -qd[1], np.sin(t)),
+                    torque=lambda t, q, qd: (0.1 * q[0], 0.0, 0.0), frame="body")
+        m.add_force("b5", force=(0.3, 0.0, -0.2), point=(0.1, 0.0, 0.0))
+        m.add_generalized_force(lambda t, q, qd: -0.1 * qd + 0.05 * np.cos(t), name="drag")
+    if base_motion:
+        m.set_base_motion(position=lambda t: (0.1 * np.sin(3 * t), 0.2 * t * t, 0.0),
+                          velocity=lambda t: (0.3 * np.cos(3 * t), 0.4 * t, 0.0),
+                          acceleration=lambda t: (-0.9 * np.sin(3 * t), 0.4, 0.0),
+                          orientation=lambda t: mb.spatial.axis_angle([0, 0, 1], 0.5 * t),
+                          angular_velocity=(0, 0, 0.5))
+    return m
+
+
+def sprung_state(model, seed=0):
+    rng = np.random.default_rng(seed)
+    quat = rng.normal(size=4)
+    q = np.r_[0.3, -0.4, 0.5, 1.2, 0.1, quat / np.linalg.norm(quat)]
+    qd = np.r_[0.7, -0.2, 0.9, 1.1, -0.6, rng.normal(size=3)]
+    return q + 0.1 * np.r_[rng.normal(size=5), np.zeros(4)], qd
+
+
+@pytest.mark.parametrize("base_motion", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_force_elements_agree_with_the_reference(seed, base_motion):
+    """Springs, dampers, joint springs, (t, q, qd) loads and a control law: the same
+    accelerations as the independent reference (Jourdain's principle)."""
+    model = sprung_tree(base_motion=base_motion)
+    q, qd = sprung_state(model, seed)
+    tau = np.random.default_rng(seed).normal(size=model.nv)
+    for t in (0.0, 0.7):
+        expected = reference.forward_dynamics(model, q, qd, tau, t=t)
+        got = mb.vereshchagin.forward_dynamics(model, q, qd, tau, t=t)
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+    # without springs: (t, q, qd) loads receive the recursion's orientations only
+    model = sprung_tree(base_motion=base_motion, springs=False)
+    expected = reference.forward_dynamics(model, q, qd, tau, t=0.7)
+    np.testing.assert_allclose(mb.vereshchagin.forward_dynamics(model, q, qd, tau, t=0.7),
+                               expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+
+
+def test_batches_with_force_elements_and_any_number_of_dimensions():
+    model = sprung_tree(base_motion=True)
+    rng = np.random.default_rng(5)
+    states = [sprung_state(model, s) for s in range(6)]
+    Q = np.array([s[0] for s in states]).reshape(2, 3, model.nq)
+    V = np.array([s[1] for s in states])[:3]  # (3, nv): broadcasts against (2, 3, nq)
+    T = rng.normal(size=(model.nv,))
+    qdd = mb.vereshchagin.forward_dynamics(model, Q, V, T, t=0.4)
+    assert qdd.shape == (2, 3, model.nv)
+    out = mb.vereshchagin.articulated(model, Q, V, T, t=0.4)
+    assert [x.shape for x in out] == [(2, 3, model.nv), (2, 3, model.n + 1, 6),
+                                      (2, 3, model.n + 1, 6, 6), (2, 3, model.n + 1, 6)]
+    np.testing.assert_array_equal(out[0], qdd)
+    for a in range(2):
+        for b in range(3):
+            np.testing.assert_allclose(qdd[a, b], mb.vereshchagin.forward_dynamics(
+                model, Q[a, b], V[b], T, t=0.4), rtol=1e-12, atol=1e-12)
+    single = mb.vereshchagin.articulated(model, Q[1, 2], V[2], T, t=0.4)
+    for x, y in zip(single, out):
+        np.testing.assert_allclose(x, y[1, 2], rtol=1e-12, atol=1e-12)
+    with pytest.raises(mb.ShapeError, match=r"q has shape \(2, 3, 9\), qd has shape \(2, 8\)"):
+        mb.vereshchagin.forward_dynamics(model, Q, V[:2])
+    with pytest.raises(mb.SingularSystemError, match="not finite"):
+        mb.vereshchagin.forward_dynamics(model, Q, np.full(model.nv, 1e200))
+
+
+def test_a_changed_model_gives_the_fresh_answer():
+    model = sprung_tree()
+    q, qd = sprung_state(model)
+    mb.vereshchagin.forward_dynamics(model, q, qd)
+    data = mb.vereshchagin.prepare(model)
+    model.joint("j1").axis = (0.0, 1.0, 1.0)  # the revolute fast path's axis
+    model.body("b4").mass = 2.0
+    model.springs[0].stiffness = 50.0
+    assert mb.vereshchagin.prepare(model) is not data
+    np.testing.assert_allclose(mb.vereshchagin.forward_dynamics(model, q, qd),
+                               reference.forward_dynamics(model, q, qd), rtol=1e-9, atol=1e-9)
