@@ -519,7 +519,7 @@ CHAIN_DATA = """
         pred           : (6,) C_k w_parent + w0_k, the acceleration of body k at ddq_k = 0
         ddq            : the joint acceleration the library computes
         \"\"\"
-        ddq, w, M_star, Q_star = (x[0] for x in mb.vereshchagin.articulated(model, q, qd, tau))
+        ddq, w, M_star, Q_star = mb.vereshchagin.articulated(model, q, qd, tau)
         z = np.array([0.0, 0.0, 1.0])
         angle, out = 0.0, {}
         r_parent = np.zeros(3)

@@ -211,7 +211,7 @@ def test_quaternion_renormalization_and_step_do_not_matter():
 def test_inverse_dynamics_inverts_forward_dynamics():
     rng = np.random.default_rng(8)
     model = random_model(rng, KINDS)
-    model.add_force("b3", torque=lambda t: (np.sin(t), 0.0, 1.0), force=(0.0, 2.0, 0.0),
+    model.add_force("b3", torque=lambda t, q, qd: (np.sin(t), 0.0, 1.0), force=(0.0, 2.0, 0.0),
                     point=(0.1, 0.0, 0.2), frame="body")
     q, v = random_state(model, rng)
     tau = rng.normal(size=model.nv)
