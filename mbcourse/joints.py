@@ -127,8 +127,33 @@ def _column(vec, q, nv=1, col=0):
     return out
 
 
+# ------------------------------------------------------------------ model parts
+class Part:
+    """Shared guard of a model's parts (joints here; bodies and force elements in
+    :mod:`mbcourse.model`): the names in ``_PARAMETERS`` may be reassigned, validated by
+    ``_validate`` and bumping the owning model's version; everything else is fixed once the
+    part is added (until then, while ``_ready`` is False, attributes are set freely)."""
+
+    _PARAMETERS: tuple = ()
+    _label = "part"
+
+    def __setattr__(self, attr, value):
+        if not self.__dict__.get("_ready", True):
+            object.__setattr__(self, attr, value)
+            return
+        if attr not in self._PARAMETERS:
+            raise ModelError(
+                f"{self._label} {self.__dict__.get('name', '')!r}: {attr!r} cannot be changed "
+                f"(changeable: {', '.join(self._PARAMETERS) or 'nothing'}); use model.copy() "
+                "and build it differently"
+            )
+        object.__setattr__(self, attr, self._validate(attr, value))
+        if self._model is not None:
+            self._model._touch()
+
+
 # --------------------------------------------------------------------- joints
-class Joint:
+class Joint(Part):
     """A joint ``u_a`` between ``parent = i+(a)`` and ``child = i-(a)``.
 
     Subclasses implement one joint kind each. All methods take ``q`` of shape
@@ -148,6 +173,7 @@ class Joint:
     #: True for the six-degree-of-freedom joint of a free-flying body
     floating = False
     _PARAMETERS = ("parent_point", "child_point", "orientation")
+    _label = "joint"
 
     def __init__(self, name, index, parent, child, parent_point, child_point, orientation,
                  model=None):
@@ -166,20 +192,6 @@ class Joint:
 
     def _freeze(self):
         object.__setattr__(self, "_ready", True)
-
-    def __setattr__(self, attr, value):
-        if not self._ready:
-            object.__setattr__(self, attr, value)
-            return
-        if attr not in self._PARAMETERS:
-            raise ModelError(
-                f"joint {self.name!r}: {attr!r} cannot be changed after the joint is added "
-                f"(changeable: {', '.join(self._PARAMETERS)}); build a new model or use "
-                "model.copy() and add the joint differently"
-            )
-        object.__setattr__(self, attr, self._validate(attr, value))
-        if self._model is not None:
-            self._model._touch()
 
     def _validate(self, attr, value):
         what = f"joint {self.name!r}: {attr}"

@@ -106,7 +106,7 @@ import numpy as np
 
 from . import graph as _graph
 from .errors import ModelError, ShapeError, SingularSystemError, TopologyError
-from .joints import (JOINT_KINDS, QUATERNION_TOL, Joint, frozen, normalize_quaternions,
+from .joints import (JOINT_KINDS, QUATERNION_TOL, Joint, Part, frozen, normalize_quaternions,
                      rotation_matrix, unit, vector)
 from .spatial import is_rotation, vee
 
@@ -232,28 +232,14 @@ def _evaluate(fn, t, q, qd, shape, what):
     return out.reshape(batch + shape)
 
 
-class _Element:
-    """Shared guard of the model's parts: listed parameters are re-validated and bump the
-    model's version when assigned; everything else is fixed once added."""
-
-    _PARAMETERS: tuple = ()
-    _label = "element"
+class _Element(Part):
+    """A part of the model whose parameters are set once, at creation (see
+    :class:`mbcourse.joints.Part`)."""
 
     def _init(self, model, **values):
         object.__setattr__(self, "_model", model)
         for key, val in values.items():
             object.__setattr__(self, key, val)
-
-    def __setattr__(self, attr, value):
-        if attr not in self._PARAMETERS:
-            raise ModelError(
-                f"{self._label} {getattr(self, 'name', '')!r}: {attr!r} cannot be changed "
-                f"(changeable: {', '.join(self._PARAMETERS) or 'nothing'}); use model.copy() "
-                "and build it differently"
-            )
-        object.__setattr__(self, attr, self._validate(attr, value))
-        if self._model is not None:
-            self._model._touch()
 
 
 # ------------------------------------------------------------------------- bodies
