@@ -114,7 +114,6 @@ __all__ = ["Model", "Body", "Joint", "Load", "Spring", "JointSpring", "Generaliz
            "BaseMotion", "State", "JOINT_KINDS", "QUATERNION_TOL"]
 
 _EYE = np.eye(3)
-_vector = vector
 
 
 # ------------------------------------------------------------------------ helpers
@@ -564,10 +563,6 @@ class Model:
         except KeyError:
             value = self._prepared[key] = build()
             return value
-
-    @property
-    def _cache(self):  # the old name of the prepared-data dictionary
-        return self._prepared
 
     def copy(self):
         """An independent deep copy (same names and parameters, fresh prepared data).
@@ -1378,11 +1373,6 @@ class Model:
                              np.broadcast_to(qd, batch + qd.shape[-1:]), (self.nv,),
                              f"generalized force {g.name!r}")
         return out
-
-    @property
-    def has_force_elements(self):
-        """True if the model has springs, joint springs or generalized-force callables."""
-        return bool(self._springs or self._joint_springs or self._generalized_forces)
 
     def damping_power(self, q, qd, t=0.0):
         """Power of every damper, ``-sum c (dL/dt)^2 - sum c_j qd_j^2`` (<= 0), shape (...,).
