@@ -33,16 +33,18 @@ FORMULATIONS = {
 
 def spatial_arm(mass2=1.0, inertia2=(0.02, 0.05, 0.05), point=(0.5, 0.0, 0.1),
                 axis=(0.0, 1.0, 0.0), gravity=(0.0, -9.81, 0.0), orientation=None,
-                spring=None, load=False):
+                spring=None, load=False, child_point=(-0.3, 0, 0), lead=0.1, base=False):
     """Three bodies: revolute, universal, screw; parameters to change one at a time."""
     m = mb.Model(gravity=gravity)
     m.add_body("b1", 1.5, [0.03, 0.1, 0.1])
     m.add_body("b2", mass2, inertia2)
     m.add_body("b3", 0.7, [0.01, 0.02, 0.02])
     m.add_joint("j1", "revolute", "ground", "b1", child_point=(-0.4, 0, 0), axis=(0, 0, 1))
-    m.add_joint("j2", "universal", "b1", "b2", parent_point=point, child_point=(-0.3, 0, 0),
+    m.add_joint("j2", "universal", "b1", "b2", parent_point=point, child_point=child_point,
                 axes=((0, 0, 1), axis), orientation=orientation)
-    m.add_joint("j3", "screw", "b2", "b3", parent_point=(0.3, 0, 0), axis=(1, 0, 0), lead=0.1)
+    m.add_joint("j3", "screw", "b2", "b3", parent_point=(0.3, 0, 0), axis=(1, 0, 0), lead=lead)
+    if base:
+        m.set_base_motion(**BASE)
     if spring is not None:
         m.add_spring("k", "ground", "b3", point_a=(1.0, 1.0, 0.0), stiffness=spring,
                      rest_length=0.5, damping=0.3)
@@ -51,6 +53,8 @@ def spatial_arm(mass2=1.0, inertia2=(0.02, 0.05, 0.05), point=(0.5, 0.0, 0.1),
     return m
 
 
+BASE = dict(position=lambda t: (0.1 * t * t, 0.0, 0.0), velocity=lambda t: (0.2 * t, 0.0, 0.0),
+            acceleration=(0.2, 0.0, 0.0))
 Q = np.array([0.3, -0.4, 0.5, 1.2])
 QD = np.array([0.7, -0.2, 0.9, 1.1])
 
@@ -65,6 +69,10 @@ CHANGES = {  # attribute change on a built model -> the same model built fresh
     "orientation": (lambda m: setattr(m.joint("j2"), "orientation",
                                       mb.spatial.axis_angle([0, 1, 0], 0.4)),
                     dict(orientation=mb.spatial.axis_angle([0, 1, 0], 0.4))),
+    "child_point": (lambda m: setattr(m.joint("j2"), "child_point", (-0.4, 0.1, 0.0)),
+                    dict(child_point=(-0.4, 0.1, 0.0))),
+    "lead": (lambda m: setattr(m.joint("j3"), "lead", 0.5), dict(lead=0.5)),
+    "base motion": (lambda m: m.set_base_motion(**BASE), dict(base=True)),
     "gravity": (lambda m: setattr(m, "gravity", (0.0, 0.0, -9.81)),
                 dict(gravity=(0.0, 0.0, -9.81))),
     "spring added": (lambda m: m.add_spring("k", "ground", "b3", point_a=(1.0, 1.0, 0.0),
