@@ -1038,7 +1038,7 @@ class Model:
             return np.zeros(self.nv)
         return self._check_array("tau", tau, self.nv, lambda: self.v_names)
 
-    def check_state(self, q, qd=None, tau=None, *, qdd=None, t=0.0):
+    def check_state(self, q, qd=None, tau=None, *, qdd=None, t=0.0, qd_name="qd"):
         """The one input check of every public function.
 
         Parameters
@@ -1047,6 +1047,8 @@ class Model:
         qd, tau, qdd : array_like, shape (..., nv), optional
             ``tau=None`` gives zeros; ``qd``/``qdd`` left ``None`` stay ``None``.
         t : float
+        qd_name : str
+            The name of ``qd`` in messages (``"p"`` where momenta take its place).
 
         Returns
         -------
@@ -1077,7 +1079,7 @@ class Model:
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not np.isfinite(t):
             raise ShapeError(f"t must be a finite real number (the time), got {t!r}")
         arrays = {"q": self.check_q(q)}
-        for name, value in (("qd", qd), ("tau", tau), ("qdd", qdd)):
+        for name, value in ((qd_name, qd), ("tau", tau), ("qdd", qdd)):
             if value is not None:
                 arrays[name] = self.check_v(value, name)
         try:
@@ -1090,7 +1092,7 @@ class Model:
                 for k, a in arrays.items()}
         if "tau" not in flat:
             flat["tau"] = np.zeros((B, self.nv))
-        return State(flat["q"], flat.get("qd"), flat["tau"], flat.get("qdd"), tuple(batch),
+        return State(flat["q"], flat.get(qd_name), flat["tau"], flat.get("qdd"), tuple(batch),
                      float(t), self)
 
     def neutral_q(self):

@@ -191,11 +191,7 @@ def _check_solver(solver):
 def _momentum_state(model, q, p, tau=None, t=0.0):
     """:meth:`Model.check_state` with the momenta ``p`` in the place of the speeds (and
     named ``p`` in the messages)."""
-    p = model.check_v(p, "p")
-    try:
-        return model.check_state(q, p, tau, t=t)
-    except ShapeError as exc:
-        raise ShapeError(str(exc).replace("qd has shape", "p has shape")) from None
+    return model.check_state(q, p, tau, t=t, qd_name="p")
 
 
 def _base(model, t):
