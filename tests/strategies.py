@@ -79,3 +79,13 @@ def random_model(rng, kinds, reverse=(), gravity=True):
 def random_state(model, rng):
     q = np.concatenate([random_q(j, rng) for j in model.joints])
     return q, rng.normal(size=model.nv)
+
+
+def moving_base(model):
+    """Give the model a translating, turning base (the same motion in every test)."""
+    model.set_base_motion(position=lambda t: (0.1 * np.sin(3 * t), 0.2 * t * t, 0.0),
+                          velocity=lambda t: (0.3 * np.cos(3 * t), 0.4 * t, 0.0),
+                          acceleration=lambda t: (-0.9 * np.sin(3 * t), 0.4, 0.0),
+                          orientation=lambda t: mb.spatial.axis_angle([0, 0, 1], 0.5 * t),
+                          angular_velocity=(0, 0, 0.5))
+    return model

@@ -631,7 +631,7 @@ def with_springs(model, rng):
         if j.nv and j.quaternion is None:
             model.add_joint_spring(j.name, stiffness=rng.uniform(0, 5, j.nv),
                                    rest=rng.normal(size=j.nv), damping=rng.uniform(0, 1))
-    if model.nv == 0:  # (Model evaluates callables with q of length 0 badly: left out)
+    if model.nv == 0:  # the callables below index q[0] and qd[0]
         return model
     model.add_generalized_force(lambda t, q, qd: -0.2 * qd + np.sin(t), name="drag")
     model.add_force(model.bodies[n].name, force=lambda t, q, qd: (0.1 * q[0], -qd[0], np.cos(t)),

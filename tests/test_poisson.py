@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 import mbcourse as mb
 from mbcourse import poisson
+from strategies import moving_base
 from test_cartesian import ALL_SPATIAL, random_state, random_tree
 import reference
 from test_vereshchagin import sprung_state, sprung_tree
@@ -38,15 +39,6 @@ def screw_tree(rng):
         extra = {"lead": 0.7} if kind == "screw" else {}
         model.add_joint(f"j{k}", kind, k - 1, f"b{k}", parent_point=rng.normal(size=3),
                         child_point=rng.normal(size=3), axis=rng.normal(size=3), **extra)
-    return model
-
-
-def base_motion(model):
-    model.set_base_motion(position=lambda t: (0.1 * np.sin(3 * t), 0.2 * t * t, 0.0),
-                          velocity=lambda t: (0.3 * np.cos(3 * t), 0.4 * t, 0.0),
-                          acceleration=lambda t: (-0.9 * np.sin(3 * t), 0.4, 0.0),
-                          orientation=lambda t: mb.spatial.axis_angle([0, 0, 1], 0.5 * t),
-                          angular_velocity=(0, 0, 0.5))
     return model
 
 
@@ -155,7 +147,7 @@ def test_pdot_equals_d_dt_of_M_qd_along_the_motion(kinds, seed):
 
 def test_pdot_with_base_motion_is_the_time_derivative_of_p():
     rng = np.random.default_rng(11)
-    model = base_motion(random_tree(rng, ["revolute", "spherical", "prismatic", "universal",
+    model = moving_base(random_tree(rng, ["revolute", "spherical", "prismatic", "universal",
                                           "free", "fixed"], flip=False))
     q, qd = random_state(model, rng)
     tau = rng.normal(size=model.nv)
@@ -239,7 +231,7 @@ def test_structure_of_S_T_and_K(seed):
 
 def test_batches_equal_single_calls():
     rng = np.random.default_rng(3)
-    model = add_loads(base_motion(random_tree(rng, ["revolute", "free", "universal", "spherical",
+    model = add_loads(moving_base(random_tree(rng, ["revolute", "free", "universal", "spherical",
                                                     "cylindrical", "fixed"], flip=False)), rng)
     states = [random_state(model, rng) for _ in range(5)]
     Q = np.array([s[0] for s in states])

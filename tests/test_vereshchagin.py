@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import mbcourse as mb
 import reference
+from strategies import moving_base
 from test_cartesian import ALL_SPATIAL, random_state, random_tree
 
 
@@ -136,11 +137,7 @@ def sprung_tree(damping=0.3, loads=True, base_motion=False, springs=True):
         m.add_force("b5", force=(0.3, 0.0, -0.2), point=(0.1, 0.0, 0.0))
         m.add_generalized_force(lambda t, q, qd: -0.1 * qd + 0.05 * np.cos(t), name="drag")
     if base_motion:
-        m.set_base_motion(position=lambda t: (0.1 * np.sin(3 * t), 0.2 * t * t, 0.0),
-                          velocity=lambda t: (0.3 * np.cos(3 * t), 0.4 * t, 0.0),
-                          acceleration=lambda t: (-0.9 * np.sin(3 * t), 0.4, 0.0),
-                          orientation=lambda t: mb.spatial.axis_angle([0, 0, 1], 0.5 * t),
-                          angular_velocity=(0, 0, 0.5))
+        moving_base(m)
     return m
 
 
