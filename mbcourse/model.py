@@ -585,6 +585,57 @@ class Model:
                         arr.flags.writeable = False
         return new
 
+    def reduced_system(self, cut):
+        """The tree left when the joints ``cut`` are removed: the reduced system of a closed
+        loop (Yudintsev 3.6, (3.180)–(3.185)).
+
+        The copy keeps the bodies, the other joints (in their order, so the coordinates of
+        the reduced system are the Model's coordinates without those of the cut joints),
+        gravity and the base motion, but **no force elements**: a formulation that works on
+        the reduced system evaluates forces on the full model (whose loads and control laws
+        are functions of the full ``q``).
+
+        Parameters
+        ----------
+        cut : sequence of str or int
+            Names or indices of the joints to remove.
+
+        Returns
+        -------
+        Model
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.models.crank_slider()
+        >>> red = m.reduced_system(["B"])
+        >>> [j.name for j in red.joints], red.graph.is_tree
+        (['O', 'A', 'guide'], True)
+        """
+        drop = {self._joints[self._joint_number(c, "cut")].index for c in cut}
+        new = Model(gravity=self.gravity, base=self._bodies[0].name)
+        for b in self._bodies[1:]:
+            new.add_body(b.name, b.mass, b.inertia)
+        for j in self._joints:
+            if j.index in drop:
+                continue
+            extra = {key: getattr(j, key) for key in type(j)._PARAMETERS
+                     if key in ("axis", "axes", "lead")}
+            new.add_joint(j.name, j.kind, j.parent, j.child, parent_point=j.parent_point,
+                          child_point=j.child_point, orientation=j.orientation, **extra)
+        new.base_motion = self.base_motion
+        return new
+
+    def _joint_number(self, ref, role):
+        """Index of a joint given by name or number (``role`` names the argument)."""
+        if isinstance(ref, str) and ref in self._joint_index:
+            return self._joint_index[ref]
+        if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool) \
+                and 0 <= ref < len(self._joints):
+            return int(ref)
+        raise ModelError(f"{role}: unknown joint {ref!r}; joints: "
+                         f"{[j.name for j in self._joints]} (or their indices 0..{len(self._joints) - 1})")
+
     # ------------------------------------------------------------- the parts
     @property
     def bodies(self):

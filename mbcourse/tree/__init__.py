@@ -20,9 +20,9 @@ and generalized forces given as functions of ``(t, q, qd)``).
 """
 
 from . import barycentre, floating, general, planar, spherical
-from .general import (TreeTerms, bias_forces, driven, forward_dynamics, inverse_dynamics,
-                      jacobians, mass_matrix, prepare, terms)
+from .general import (TreeTerms, bias_forces, driven, equations_from_terms, forward_dynamics,
+                      inverse_dynamics, jacobians, mass_matrix, prepare, terms)
 
 __all__ = ["barycentre", "floating", "general", "planar", "spherical", "TreeTerms", "prepare",
            "terms", "mass_matrix", "bias_forces", "forward_dynamics", "inverse_dynamics",
-           "driven", "jacobians"]
+           "driven", "jacobians", "equations_from_terms"]

@@ -47,7 +47,7 @@ from ..errors import ShapeError, SingularSystemError
 from ..spatial import mv, transpose
 
 __all__ = ["TreeStructure", "prepare", "TreeTerms", "terms", "mass_matrix", "bias_forces",
-           "forward_dynamics", "inverse_dynamics", "driven", "jacobians"]
+           "forward_dynamics", "inverse_dynamics", "driven", "jacobians", "equations_from_terms"]
 
 
 # ------------------------------------------------------------------ prepared data
@@ -270,26 +270,70 @@ def jacobians(model, q, *, t=0.0):
 
 
 # ------------------------------------------------------------------ the equations
-def _assemble(model, q, qd, t, need_bias=True):
-    """``A`` and ``B`` of (3.167) on checked arrays (B, nq), (B, nv); ``B`` holds every
-    force except ``tau``."""
-    data = prepare(model)
-    tt = _terms(model, data, q, qd, t)
+def equations_from_terms(model, tt, F=None, M=None):
+    """``A`` and ``B`` of (3.167) from the kinematic terms and the applied wrenches.
+
+    d'Alembert's principle (3.95)–(3.97) with ``dr = Phi^T dq`` and ``dpi = -(pT)^T dq``:
+    ``A = sum_j m_j Jv_j^T Jv_j + Jw_j^T I_j Jw_j`` and
+    ``B = sum_j Jv_j^T (F_j - m_j U_j) + Jw_j^T (M_j - I_j eps_j - omega_j x I_j omega_j)``.
+    The generalized forces of joint springs and control laws are *not* included (add
+    :meth:`~mbcourse.Model.generalized_forces`); a formulation that evaluates the forces on
+    another model (the cut-joint method evaluates them on the closed model) passes its own
+    ``F, M``.
+
+    Parameters
+    ----------
+    model : Model
+        The tree whose masses and inertias ``tt`` belongs to.
+    tt : TreeTerms
+        With a leading batch dimension (from :func:`terms` on a batch of states).
+    F, M : ndarray, shape (B, n + 1, 3), optional
+        Applied forces and moments about the centres of mass, inertial axes; ``None`` for
+        ``B`` without applied forces (inertial terms only).
+
+    Returns
+    -------
+    A : ndarray, shape (B, nv, nv)
+    B : ndarray, shape (B, nv)
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> tt = mb.tree.terms(m, [[0.3, 0.2]], [[1.0, -0.5]])
+    >>> F, M = m.applied_wrenches([[0.3, 0.2]], qd=[[1.0, -0.5]])
+    >>> A, B = equations_from_terms(m, tt, F, M)
+    >>> qdd = np.linalg.solve(A, B[..., None])[..., 0]
+    >>> bool(np.allclose(qdd, mb.tree.forward_dynamics(m, [[0.3, 0.2]], [[1.0, -0.5]])))
+    True
+    """
     m = model.masses()
     Ab = tt.A[:, 1:]
     I = Ab @ model.inertias() @ transpose(Ab)  # central inertias, inertial axes
     Jv, Jw = transpose(tt.Jv), transpose(tt.Jw)  # (B, n, 3, N)
     JvT, JwT = tt.Jv, tt.Jw
     Amat = np.sum(m[:, None, None] * (JvT @ Jv) + JwT @ I @ Jw, axis=1)  # (3.167)
+    w = tt.omega[:, 1:]
+    lin = -m[:, None] * tt.acc_bias
+    ang = -mv(I, tt.alpha_bias) - np.cross(w, mv(I, w))
+    if F is not None:
+        lin = lin + F[:, 1:]
+        ang = ang + M[:, 1:]
+    Bvec = np.sum(mv(JvT, lin) + mv(JwT, ang), axis=1)
+    return Amat, Bvec
+
+
+def _assemble(model, q, qd, t, need_bias=True):
+    """``A`` and ``B`` of (3.167) on checked arrays (B, nq), (B, nv); ``B`` holds every
+    force except ``tau``."""
+    data = prepare(model)
+    tt = _terms(model, data, q, qd, t)
     if not need_bias:
-        return Amat, None
+        return equations_from_terms(model, tt)[0], None
     F, M = model.applied_wrenches(q, qd=qd, t=t, poses=(tt.r, tt.A),
                                   velocities=(tt.vel, tt.omega))
-    w = tt.omega[:, 1:]
-    lin = F[:, 1:] - m[:, None] * tt.acc_bias
-    ang = M[:, 1:] - mv(I, tt.alpha_bias) - np.cross(w, mv(I, w))
-    Bvec = np.sum(mv(JvT, lin) + mv(JwT, ang), axis=1) + model.generalized_forces(q, qd, t)
-    return Amat, Bvec
+    Amat, Bvec = equations_from_terms(model, tt, F, M)
+    return Amat, Bvec + model.generalized_forces(q, qd, t)
 
 
 def _solve_spd(Amat, rhs, what):

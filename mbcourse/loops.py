@@ -1,0 +1,789 @@
+"""Chapter 6: closed loops in generalized coordinates — the cut-joint method (Yudintsev 3.6).
+
+A mechanism whose graph has cycles is turned into a tree, the *reduced system*, by cutting
+``n*`` joints (:func:`blocks` gives the incidence blocks ``S*``, ``S0*``, ``S*+`` of
+(3.182)–(3.185), numbered as in Fig. 3.22 with the correction E19 of the book's errata page).
+The reduced system has chapter 3's equations ``A qdd = B`` (3.167) in its own coordinates
+``q`` (the Model's coordinates without those of the cut joints). Each cut joint says that
+its two bodies, placed by the tree, keep the relative motion the joint allows: holonomic
+constraints ``f(q, t) = 0`` (3.6.1) — chapter 2's elementary rows (point on plane,
+perpendicular vectors, screw; in the plane point on line and rotation), now functions of the
+tree coordinates — and, if the user gives them, velocity rows ``a0 + a qd = 0``. Their
+Jacobian ``H = df/dq`` (3.191) turns the reactions of the cut joints into generalized
+forces, and the equations of motion become (3.189)–(3.192)::
+
+    -A qdd + B + B* + H^T lam = 0,      H qdd = gamma   (f differentiated twice)
+
+``B*`` (3.196)–(3.201) is the virtual work of the *active* forces in the cut joints (a
+drive, a joint spring of a cut joint): with the cut joint's speeds ``v* = J* qd``
+(``J*`` from the relative twist of its two bodies, the matrix of (3.198)/(3.200)),
+``B* = J*^T tau*``.
+
+Solution: ``A = L L^T`` (Cholesky), ``Y = L^-1 H^T``; the multipliers solve
+``Y^T Y lam = gamma - H A^-1 (B + B*)`` by a singular value decomposition of ``Y``, so
+redundant rows (Bricard's linkage, a planar loop of spatial revolute joints: ``H`` rank
+deficient) give the minimum-norm multipliers and the *unique* accelerations; the nullity is
+reported (:class:`Solution`). A state that does not close the loops is refused with an
+:class:`~mbcourse.errors.InconsistentStateError` naming the cut joint
+(:func:`assemble` makes consistent states).
+
+Every function takes the Model's own coordinates — every joint, the loop-closing ones
+included, exactly what :func:`mbcourse.cartesian.forward_dynamics` takes — and returns
+accelerations of every joint: those of the cut joints follow from the relative
+acceleration of their bodies. Forces are those of the full Model (gravity, loads, springs,
+joint springs, control laws ``f(t, q, qd)``).
+
+Drift. Only the second derivative of ``f`` is imposed; integrated, ``f`` and ``H qd`` drift.
+:func:`simulate` offers three treatments, measured against each other (module constant
+:data:`STABILIZATION_TABLE`, reproduced by ``benchmarks/loops_stabilization.py``):
+
+* ``"baumgarte"``: ``H qdd = gamma - 2 alpha fdot - beta^2 f`` (Baumgarte 1972);
+* ``"projection"``: after every step, Newton on ``f(q) = 0`` (minimum-norm corrections) and
+  the velocities projected onto ``H qd = -f_t``;
+* ``"partitioning"``: Wehage and Haug's coordinate partitioning (1982): integrate only the
+  independent coordinates chosen by a pivoted QR of ``H``; the dependent ones are solved
+  from ``f = 0`` at every evaluation; a new partition is chosen when the dependent block of
+  ``H`` becomes ill-conditioned.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.integrate
+import scipy.linalg
+
+from . import tree as _tree_formulation
+from .cartesian import system as _cartesian
+from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
+                     SingularSystemError, TopologyError)
+from .graph import incidence_matrix, path_matrix
+from .sim import Trajectory, initial_state
+from .spatial import mv, transpose
+
+__all__ = [
+    "blocks", "LoopData", "prepare", "VelocityConstraint", "Kinematics", "kinematics",
+    "constraints", "Solution", "solve", "forward_dynamics", "reactions", "inverse_dynamics",
+    "assemble", "independent_coordinates", "simulate", "LoopTrajectory", "STABILIZATIONS",
+    "DEFAULT_STABILIZATION", "DEFAULT_BAUMGARTE", "STABILIZATION_TABLE",
+]
+
+#: The treatments of drift :func:`simulate` offers.
+STABILIZATIONS = ("projection", "partitioning", "baumgarte", "none")
+#: Chosen by the measurement in :data:`STABILIZATION_TABLE`.
+DEFAULT_STABILIZATION = "projection"
+#: ``(alpha, beta)`` in 1/s for ``stabilization="baumgarte"`` (as chapter 2's default).
+DEFAULT_BAUMGARTE = (10.0, 10.0)
+#: Filled in by the measurement (benchmarks/loops_stabilization.py); see :func:`simulate`.
+STABILIZATION_TABLE = ""
+
+_RCOND = 1e-9  # singular values of L^-1 H^T below this fraction of the largest: redundant
+
+
+# ------------------------------------------------------------------ graph blocks
+def blocks(i_plus, i_minus, cut, n=None):
+    """Incidence blocks of a closed structure split into a reduced tree and cut arcs.
+
+    Yudintsev (3.180)–(3.185): with the arcs of the reduced system first and the cut arcs
+    ``n+1 .. n+n*`` after them, the incidence matrix is ``[[S0, S0*], [S, S*]]``; the ``+``
+    matrices keep the ``+1`` entries (the side ``i+(a)`` that carries the hinge vector).
+
+    Parameters
+    ----------
+    i_plus, i_minus : sequence of int, length m
+        Arcs as in chapter 1 (body 0 is the base).
+    cut : sequence of int
+        Positions (0-based) of the arcs to cut; the others must form a spanning tree.
+    n : int, optional
+        Number of bodies besides body 0.
+
+    Returns
+    -------
+    dict
+        ``S0, S, S0_star, S_star, S0_plus, S_plus, S0_star_plus, S_star_plus, T`` (``T`` the
+        path matrix of the reduced tree), ``tree`` and ``cut`` (arc positions).
+
+    Examples
+    --------
+    Fig. 3.22 / Table 3.2 (arcs u8..u10 cut); the row of body 7 reads as E19 corrects it:
+
+    >>> ip = [5, 6, 0, 1, 1, 3, 0, 4, 0, 5]
+    >>> im = [0, 4, 2, 2, 7, 2, 4, 3, 7, 6]
+    >>> b = blocks(ip, im, cut=[7, 8, 9])
+    >>> b["S_star"].tolist()
+    [[0, 0, 0], [0, 0, 0], [-1, 0, 0], [1, 0, 0], [0, 0, 1], [0, 0, -1], [0, -1, 0]]
+    >>> b["S0_star"].tolist(), b["S0_plus"].tolist()
+    ([0, 1, 0], [0, 0, 1, 0, 0, 0, 1])
+    >>> bool((b["S0_star"] + b["S_star"].sum(axis=0) == 0).all())   # columns sum to zero
+    True
+    """
+    ip, im = np.asarray(i_plus, dtype=int), np.asarray(i_minus, dtype=int)
+    from .graph import spanning_tree
+    tree, cut_arcs = spanning_tree(ip, im, n, cut=cut)
+    S_full = incidence_matrix(ip, im, n)
+    S_tree, S_cut = S_full[:, tree], S_full[:, cut_arcs]
+    plus = lambda M: np.maximum(M, 0)  # noqa: E731
+    return {
+        "S0": S_tree[0], "S": S_tree[1:], "S0_star": S_cut[0], "S_star": S_cut[1:],
+        "S0_plus": plus(S_tree[0]), "S_plus": plus(S_tree[1:]),
+        "S0_star_plus": plus(S_cut[0]), "S_star_plus": plus(S_cut[1:]),
+        "T": path_matrix(ip[tree], im[tree], n), "tree": tree, "cut": cut_arcs,
+    }
+
+
+# ------------------------------------------------------------------ prepared data
+@dataclass(frozen=True)
+class LoopData:
+    """Prepared data of the cut-joint method (see :func:`prepare`).
+
+    Attributes
+    ----------
+    cut : tuple of int
+        Indices of the cut joints (their rows are the constraints).
+    reduced : Model
+        The reduced system (:meth:`mbcourse.Model.reduced_system`).
+    q_tree, v_tree : ndarray of int
+        Positions of the reduced system's coordinates and speeds in the Model's ``q``, ``qd``.
+    planar : bool
+        Planar rows (point on line, rotation) instead of spatial ones.
+    groups : tuple
+        ``(function, params, i, j, rows)`` per row type, for the cut joints' rows only.
+    row_joint : ndarray of int
+        The cut joint (Model index) of every row.
+    nc : int
+        Number of holonomic rows.
+    """
+
+    cut: tuple
+    reduced: object
+    q_tree: np.ndarray
+    v_tree: np.ndarray
+    planar: bool
+    groups: tuple
+    row_joint: np.ndarray
+    nc: int
+
+    @property
+    def dof(self):
+        """Width of a body's velocity vector in the rows (3 planar, 6 spatial)."""
+        return 3 if self.planar else 6
+
+
+def _cut_indices(model, cut):
+    g = model.graph
+    if cut is None:
+        _, arcs = g.spanning_tree()
+        return tuple(int(a) for a in arcs)
+    if isinstance(cut, (str, int, np.integer)):
+        cut = [cut]
+    arcs = sorted({model.joints.index(model.joint(c)) if isinstance(c, str) else
+                   _joint_index(model, c) for c in cut})
+    try:
+        g.spanning_tree(cut=arcs)
+    except TopologyError:
+        names = [model.joints[a].name for a in arcs]
+        raise TopologyError(
+            f"cutting joints {names} does not leave a spanning tree of the {model.n} bodies: "
+            f"cut exactly one joint of every loop ({model.m - model.n} joints in all), and do "
+            "not cut a joint whose removal disconnects a body from the base"
+        ) from None
+    return tuple(arcs)
+
+
+def _joint_index(model, c):
+    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < model.m:
+        raise ModelError(f"cut: unknown joint {c!r}; give joint names "
+                         f"{[j.name for j in model.joints]} or indices 0..{model.m - 1}")
+    return int(c)
+
+
+def prepare(model, cut=None, planar=None):
+    """The constants of the cut-joint method, built once per model version and cut.
+
+    Parameters
+    ----------
+    model : Model
+    cut : sequence of str or int, optional
+        The joints to cut (default: the joints that close loops after the breadth-first
+        spanning tree of :func:`mbcourse.graph.spanning_tree`).
+    planar : bool, optional
+        Planar rows; default :func:`mbcourse.cartesian.is_planar`.
+
+    Returns
+    -------
+    LoopData
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> d = prepare(mb.models.crank_slider())
+    >>> [j.name for j in d.reduced.joints], d.nc, d.planar     # joint B is cut: 2 rows
+    (['O', 'A', 'guide'], 2, True)
+    """
+    model.validate()
+    cut_idx = _cut_indices(model, cut)
+    if planar is None:
+        planar = _cartesian.is_planar(model)
+    else:
+        planar = _cartesian.resolve_planar(model, planar)
+
+    def build():
+        reduced = model.reduced_system(cut_idx)
+        tree = [j for j in model.joints if j.index not in cut_idx]
+        q_tree = np.array([k for j in tree for k in range(j.q_slice.start, j.q_slice.stop)],
+                          dtype=int)
+        v_tree = np.array([k for j in tree for k in range(j.v_slice.start, j.v_slice.stop)],
+                          dtype=int)
+        groups, joint_rows = _cartesian.constraint_rows(model, planar)
+        wanted = {r: a for a in cut_idx for r in joint_rows[a]}
+        out, row_joint, count = [], [], 0
+        for name, g in groups.items():
+            sel = np.array([k for k, r in enumerate(g.rows) if r in wanted], dtype=int)
+            if sel.size == 0:
+                continue
+            fn, _ = _cartesian.ROW_FUNCTIONS[name]
+            params = tuple(p[sel] for p in g.params)
+            rows = np.arange(count, count + sel.size)
+            out.append((fn, params, g.i[sel], g.j[sel], rows))
+            row_joint.extend(int(g.joint[k]) for k in sel)
+            count += sel.size
+        for arr in (q_tree, v_tree):
+            arr.flags.writeable = False
+        return LoopData(cut_idx, reduced, q_tree, v_tree, bool(planar), tuple(out),
+                        np.array(row_joint, dtype=int), count)
+
+    return model.prepared(("loops", cut_idx, bool(planar)), build)
+
+
+# --------------------------------------------------------- user velocity rows
+class VelocityConstraint:
+    """User rows ``a(t, q) qd + a0(t, q) = 0`` (3.6.1: nonholonomic, or holonomic given at
+    the velocity level, e.g. a gear pair), over the Model's speeds ``qd``.
+
+    Parameters
+    ----------
+    a : array_like (k, nv) or (nv,), or callable ``a(t, q)``
+    a0 : array_like (k,) or float, or callable ``a0(t, q)``
+    rate : callable ``rate(t, q, qd)``, optional
+        ``d/dt(a) qd + d/dt(a0)`` along the motion, (k,). Zero for constant rows; for
+        callables without ``rate`` it is taken by central differences along
+        ``(t + h, q + h dq/dt)`` (``h = 1e-5``: errors about 1e-10 relative).
+    name : str
+
+    Examples
+    --------
+    A gear pair: the second joint turns at half the rate of the first.
+
+    >>> import mbcourse as mb
+    >>> gear = VelocityConstraint([1.0, -2.0], name="gear")
+    >>> gear.rows(mb.models.double_pendulum(), 0.0, [0.0, 0.0])[0].tolist()
+    [[1.0, -2.0]]
+    """
+
+    def __init__(self, a, a0=0.0, *, rate=None, name="velocity constraint"):
+        self.a, self.a0, self.rate, self.name = a, a0, rate, str(name)
+
+    def _eval(self, value, t, q, shape, what):
+        out = value(t, q) if callable(value) else value
+        try:
+            arr = np.asarray(out, dtype=float)
+            arr = np.broadcast_to(arr.reshape(shape) if arr.size == np.prod(shape) else arr,
+                                  shape)
+        except (TypeError, ValueError):
+            raise ShapeError(f"{self.name}: {what} must have shape {shape}, got "
+                             f"{np.shape(out)}") from None
+        if not np.all(np.isfinite(arr)):
+            raise ShapeError(f"{self.name}: {what} is not finite at t={t}")
+        return arr
+
+    def rows(self, model, t, q):
+        """``(a (k, nv), a0 (k,))`` at one state."""
+        a_val = self.a(t, q) if callable(self.a) else self.a
+        k = max(1, np.size(a_val) // model.nv) if np.ndim(a_val) >= 1 else 1
+        a = self._eval(a_val, t, q, (k, model.nv), "a")
+        a0 = self._eval(self.a0, t, q, (k,), "a0")
+        return a, a0
+
+    def derivative(self, model, t, q, qd):
+        """``da/dt qd + da0/dt``, shape (k,)."""
+        a, _ = self.rows(model, t, q)
+        if self.rate is not None:
+            return self._eval(self.rate(t, q, qd), t, q, (a.shape[0],), "rate")
+        if not callable(self.a) and not callable(self.a0):
+            return np.zeros(a.shape[0])
+        h = 1e-5
+        qdot = model.qdot(q, qd)
+        ap, a0p = self.rows(model, t + h, model.normalize_q(q + h * qdot))
+        am, a0m = self.rows(model, t - h, model.normalize_q(q - h * qdot))
+        return ((ap - am) @ qd + a0p - a0m) / (2 * h)
+
+
+def _check_user_rows(model, constraints):
+    if constraints is None:
+        return ()
+    if isinstance(constraints, VelocityConstraint):
+        constraints = (constraints,)
+    constraints = tuple(constraints)
+    for c in constraints:
+        if not isinstance(c, VelocityConstraint):
+            raise ShapeError(f"constraints must be mb.loops.VelocityConstraint objects, got "
+                             f"{type(c).__name__}")
+    return constraints
+
+
+# ------------------------------------------------------------------ kinematics
+@dataclass
+class Kinematics:
+    """Per-call arrays of the cut-joint method (batch first), cf. Pinocchio's Data.
+
+    Attributes
+    ----------
+    terms : mbcourse.tree.TreeTerms
+        Chapter 3's kinematic terms of the reduced system.
+    states : mbcourse.cartesian.BodyStates
+        The bodies' absolute states (for chapter 2's rows).
+    X : (B, n+1, dof, nvT) body velocity Jacobians in the rows' convention (row 0 zero)
+    Xdd0 : (B, n+1, dof) body accelerations at ``qdd = 0``
+    f : (B, nc) holonomic residuals;  fdot : (B, nc) their rates
+    H : (B, nc, nvT) the Jacobian (3.191);  gamma : (B, nc) ``H qdd = gamma``
+    Qi, Qj : (B, nc, dof) the rows' body coefficients (reactions ``Q^T lam``)
+    """
+
+    terms: object
+    states: object
+    X: np.ndarray
+    Xdd0: np.ndarray
+    f: np.ndarray
+    fdot: np.ndarray
+    H: np.ndarray
+    gamma: np.ndarray
+    Qi: np.ndarray
+    Qj: np.ndarray
+
+
+def _kinematics(model, data, q, qd, t):
+    """Kinematics at checked full states (B, nq), (B, nv)."""
+    red = data.reduced
+    qT, vT = q[:, data.q_tree], qd[:, data.v_tree]
+    tt = _tree_formulation.terms(red, qT, vT, t=t)
+    B, n, N = q.shape[0], model.n, red.nv
+    base = model.base_motion.state(t) if model.base_motion else None
+    a0 = np.zeros((B, 3))
+    dw0 = np.zeros((B, 3))
+    if base is not None:
+        a0[:] = base["acceleration"]
+        dw0[:] = base["orientation"].T @ base["angular_acceleration"]
+    A = tt.A
+    w_body = mv(transpose(A), tt.omega)
+    states = _cartesian.BodyStates(tt.r, A, tt.vel, w_body, a0, dw0)
+    dof = data.dof
+    X = np.zeros((B, n + 1, dof, N))
+    Xdd0 = np.zeros((B, n + 1, dof))
+    Jv, Jw = transpose(tt.Jv), transpose(tt.Jw)  # (B, n, 3, N)
+    if data.planar:
+        X[:, 1:, :2], X[:, 1:, 2] = Jv[:, :, :2], Jw[:, :, 2]
+        Xdd0[:, 1:, :2], Xdd0[:, 1:, 2] = tt.acc_bias[..., :2], tt.alpha_bias[..., 2]
+        Xdd0[:, 0, :2], Xdd0[:, 0, 2] = a0[:, :2], dw0[:, 2]
+        dX = np.concatenate([tt.vel[..., :2], w_body[..., 2:]], axis=-1)
+    else:
+        AT = transpose(A[:, 1:])
+        X[:, 1:, :3], X[:, 1:, 3:] = Jv, AT @ Jw
+        Xdd0[:, 1:, :3], Xdd0[:, 1:, 3:] = tt.acc_bias, mv(AT, tt.alpha_bias)
+        Xdd0[:, 0, :3], Xdd0[:, 0, 3:] = a0, dw0
+        dX = np.concatenate([tt.vel, w_body], axis=-1)
+    nc = data.nc
+    f = np.zeros((B, nc))
+    fdot = np.zeros((B, nc))
+    H = np.zeros((B, nc, N))
+    gamma = np.zeros((B, nc))
+    Qi = np.zeros((B, nc, dof))
+    Qj = np.zeros((B, nc, dof))
+    pick = states.planar if data.planar else states.spatial
+    for fn, params, gi, gj, rows in data.groups:
+        g, qi, qj, b = fn(*params, pick(gi), pick(gj))
+        f[:, rows], Qi[:, rows], Qj[:, rows] = g, qi, qj
+        # H = Q_i X_i + Q_j X_j;  gamma = b - Q_i Xdd0_i - Q_j Xdd0_j   (2.22) on the tree
+        H[:, rows] = (qi[:, :, None, :] @ X[:, gi])[:, :, 0] + (qj[:, :, None, :] @ X[:, gj])[:, :, 0]
+        gamma[:, rows] = (b - np.sum(qi * Xdd0[:, gi], axis=-1)
+                          - np.sum(qj * Xdd0[:, gj], axis=-1))
+        fdot[:, rows] = np.sum(qi * dX[:, gi], axis=-1) + np.sum(qj * dX[:, gj], axis=-1)
+    return Kinematics(tt, states, X, Xdd0, f, fdot, H, gamma, Qi, Qj)
+
+
+def _relative(model, kin, joint, qa, va):
+    """Relative twist Jacobian ``G`` (B, 6, nvT) of a joint's two bodies, parent axes
+    ``[Omega; zdot]``, its acceleration at ``qdd = 0`` minus the joint's own bias ``g0``
+    (B, 6), and ``P = [p; k]`` (B, 6, nv_a): the joint's accelerations are
+    ``P^+ (G qdd + g0)`` (3.101)–(3.107); its speeds ``P^+ G qd`` (3.198), (3.200)."""
+    tt = kin.terms
+    i, c = joint.parent, joint.child
+    B, N = kin.X.shape[0], kin.X.shape[-1]
+    A, r, omega = tt.A, tt.r, tt.omega
+
+    def jac(k):
+        if k == 0:
+            return np.zeros((B, 3, N)), np.zeros((B, 3, N))
+        return transpose(tt.Jv[:, k - 1]), transpose(tt.Jw[:, k - 1])
+
+    def acc0(k):
+        if k == 0:
+            return kin.states.a0, mv(A[:, 0], kin.states.dw0)
+        return tt.acc_bias[:, k - 1], tt.alpha_bias[:, k - 1]
+
+    Jvi, Jwi = jac(i)
+    Jvc, Jwc = jac(c)
+    Ai, AiT = A[:, i], transpose(A[:, i])
+    lc = mv(A[:, c], joint.child_point)
+    Pc = r[:, c] + lc
+    L = Pc - r[:, i]
+    G = np.concatenate([AiT @ (Jwc - Jwi),
+                        AiT @ (Jvc - Jvi - _skew(lc) @ Jwc + _skew(L) @ Jwi)], axis=1)
+    wi, wc = omega[:, i], omega[:, c]
+    ai, al_i = acc0(i)
+    ac, al_c = acc0(c)
+    zdot = tt.vel[:, c] + np.cross(wc, lc) - tt.vel[:, i] - np.cross(wi, L)
+    w_bias, s_bias = joint.bias(qa, va)
+    d_omega = al_c - al_i - np.cross(wi, wc - wi) - mv(Ai, w_bias)
+    d_z = (ac + np.cross(al_c, lc) + np.cross(wc, np.cross(wc, lc))
+           - ai - np.cross(al_i, L) - np.cross(wi, np.cross(wi, L)) - 2.0 * np.cross(wi, zdot)
+           - mv(Ai, s_bias))
+    g0 = np.concatenate([mv(AiT, d_omega), mv(AiT, d_z)], axis=-1)
+    P = np.concatenate([joint.p(qa), joint.k(qa)], axis=-2)
+    return G, g0, P
+
+
+def _skew(v):
+    out = np.zeros(v.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2], out[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
+    out[..., 1, 0], out[..., 2, 0], out[..., 2, 1] = v[..., 2], -v[..., 1], v[..., 0]
+    return out
+
+
+def _pinv_columns(P):
+    """``(P^T P)^-1 P^T`` for full-column-rank ``P`` (B, 6, k)."""
+    PT = transpose(P)
+    return np.linalg.solve(PT @ P, PT)
+
+
+def _checked(model, q, qd, tau, t):
+    state = model.check_state(q, qd, tau, t=t)
+    if state.qd is None:
+        state.qd = np.zeros((state.q.shape[0], model.nv))
+    return state
+
+
+def kinematics(model, q, qd=None, *, t=0.0, cut=None, planar=None):
+    """The cut-joint method's kinematic arrays at a state (a batch of states).
+
+    Returns
+    -------
+    Kinematics
+        Batch flattened to one leading dimension.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.models.crank_slider()
+    >>> q, qd = mb.models.crank_slider_state(m, 0.3, 2.0)
+    >>> kin = kinematics(m, q, qd)
+    >>> kin.H.shape, bool(abs(kin.f).max() < 1e-12), bool(abs(kin.fdot).max() < 1e-12)
+    ((1, 2, 3), True, True)
+    """
+    data = prepare(model, cut, planar)
+    state = _checked(model, q, qd, None, t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _kinematics(model, data, state.q, state.qd, state.t)
+
+
+def constraints(model, q, qd=None, *, t=0.0, cut=None, planar=None):
+    """The cut joints' constraints ``f(q)``, their Jacobian ``H`` (3.191) and rates.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (..., nq)
+    qd : array_like, shape (..., nv), optional
+    t : float
+    cut, planar
+        As in :func:`prepare`.
+
+    Returns
+    -------
+    dict
+        ``f`` (..., nc), ``H`` (..., nc, nvT) over the reduced system's speeds ``qd[v_tree]``,
+        ``fdot`` (..., nc) ``= H qd`` (+ base motion terms), ``gamma`` (..., nc) with
+        ``H qdd = gamma``, ``joints`` (the cut joint of every row), ``v_tree``.
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.crank_slider()
+    >>> q, qd = mb.models.crank_slider_state(m, 0.3, 2.0)
+    >>> c = constraints(m, q, qd)
+    >>> c["joints"], bool(np.allclose(c["H"] @ qd[c["v_tree"]], c["fdot"]))
+    (['B', 'B'], True)
+    """
+    data = prepare(model, cut, planar)
+    state = _checked(model, q, qd, None, t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        kin = _kinematics(model, data, state.q, state.qd, state.t)
+    what = "mb.loops.constraints"
+    return {"f": state.result(kin.f, what), "H": state.result(kin.H, what),
+            "fdot": state.result(kin.fdot, what), "gamma": state.result(kin.gamma, what),
+            "joints": [model.joints[a].name for a in data.row_joint],
+            "v_tree": np.array(data.v_tree)}
+
+
+# ------------------------------------------------------------------ consistency
+def _check_consistency(model, data, kin, q, qd, tol=1e-8):
+    advice = ("mb.loops.assemble(model, q, qd) gives the nearest consistent state")
+    scale = 1.0 + np.abs(kin.states.r).max()
+    vscale = 1.0 + np.abs(kin.states.v).max() + np.abs(kin.states.w).max() * scale
+    for level, arr, sc in (("position", kin.f, scale), ("velocity", kin.fdot, vscale)):
+        bad = np.abs(arr) > tol * sc
+        if bad.any():
+            b, r = np.argwhere(bad)[0]
+            joint = model.joints[data.row_joint[r]]
+            raise InconsistentStateError(
+                f"the loop closed by joint {joint.name!r} is open at the {level} level by "
+                f"{arr[b, r]:.3g} (batch item {b}); {advice}")
+    for a in data.cut:
+        j = model.joints[a]
+        Ai, Ac = kin.states.A[:, j.parent], kin.states.A[:, j.child]
+        qa = q[:, j.q_slice]
+        err = np.abs(transpose(Ai) @ Ac - j.rotation(qa)).max()
+        P_i = kin.states.r[:, j.parent] + mv(Ai, j.parent_point)
+        P_c = kin.states.r[:, j.child] + mv(Ac, j.child_point)
+        err = max(err, np.abs(mv(transpose(Ai), P_c - P_i) - j.z(qa)).max() / scale)
+        if err > tol:
+            raise InconsistentStateError(
+                f"joint {j.name!r} is cut, but its coordinates q[{j.q_slice.start}:"
+                f"{j.q_slice.stop}] do not match the relative pose of "
+                f"{model.bodies[j.parent].name!r} and {model.bodies[j.child].name!r} "
+                f"(error {err:.3g}); {advice}")
+        if j.nv:
+            G, _, P = _relative(model, kin, j, qa, qd[:, j.v_slice])
+            vT = qd[:, data.v_tree]
+            rel = mv(G, vT) - mv(P, qd[:, j.v_slice])
+            err = np.abs(rel).max() / vscale
+            if err > tol:
+                raise InconsistentStateError(
+                    f"joint {j.name!r} is cut, but its speeds qd[{j.v_slice.start}:"
+                    f"{j.v_slice.stop}] do not match the relative motion of its bodies "
+                    f"(error {err:.3g}); {advice}")
+
+
+# ------------------------------------------------------------------ the solution
+@dataclass
+class Solution:
+    """Result of :func:`solve` (batch first).
+
+    Attributes
+    ----------
+    qdd : (B, nv) accelerations of every joint (cut joints included)
+    lam : (B, nc + k) multipliers of the holonomic rows, then of the velocity rows
+    rank : (B,) rank of ``H`` (with the user rows)
+    nullity : (B,) ``rows - rank``: redundant constraints (0 for independent rows)
+    kin : Kinematics
+    A, rhs : the reduced system's mass matrix and ``B + B* + tau``
+    Hc, gammac : all rows (holonomic and user) and their right-hand sides
+    """
+
+    qdd: np.ndarray
+    lam: np.ndarray
+    rank: np.ndarray
+    nullity: np.ndarray
+    kin: Kinematics
+    A: np.ndarray
+    rhs: np.ndarray
+    Hc: np.ndarray
+    gammac: np.ndarray
+
+
+def _cut_map(model, data, kin, q, qd):
+    """Per cut joint: ``(joint, Pplus G, Pplus g0)`` — its speeds ``J* qd_T`` and
+    accelerations ``J* qdd_T + c*``."""
+    out = []
+    for a in data.cut:
+        j = model.joints[a]
+        if j.nv == 0:
+            continue
+        G, g0, P = _relative(model, kin, j, q[:, j.q_slice], qd[:, j.v_slice])
+        Pp = _pinv_columns(P)
+        out.append((j, Pp @ G, mv(Pp, g0)))
+    return out
+
+
+def _equations(model, data, q, qd, tau, t, user, baumgarte=None):
+    """Assemble everything at checked full states: (kin, A, rhs, Hc, gammac, cutmap)."""
+    kin = _kinematics(model, data, q, qd, t)
+    tt = kin.terms
+    F, M = model.applied_wrenches(q, qd=qd, t=t, poses=(tt.r, tt.A),
+                                  velocities=(tt.vel, tt.omega))
+    Amat, Bvec = _tree_formulation.equations_from_terms(data.reduced, tt, F, M)
+    Q = tau + model.generalized_forces(q, qd, t)
+    rhs = Bvec + Q[:, data.v_tree]
+    cutmap = _cut_map(model, data, kin, q, qd)
+    for j, Jstar, _ in cutmap:  # B* = J*^T tau*: virtual work of the cut joints' forces
+        rhs = rhs + mv(transpose(Jstar), Q[:, j.v_slice])
+    gamma = kin.gamma
+    if baumgarte is not None:
+        alpha, beta = baumgarte
+        gamma = gamma - 2.0 * alpha * kin.fdot - beta ** 2 * kin.f
+    Hc, gammac = kin.H, gamma
+    if user:
+        Hu, gu = _user_rows(model, data, q, qd, t, user, cutmap)
+        Hc = np.concatenate([Hc, Hu], axis=1)
+        gammac = np.concatenate([gammac, gu], axis=1)
+    return kin, Amat, rhs, Hc, gammac, cutmap
+
+
+def _user_rows(model, data, q, qd, t, user, cutmap):
+    """The user rows over the reduced speeds: ``a_T qdd_T = -(a_cut c* + rate)``."""
+    B = q.shape[0]
+    Hs, gs = [], []
+    for c in user:
+        rows_a, rows_g = [], []
+        for b in range(B):
+            a, _ = c.rows(model, t, q[b])
+            rate = c.derivative(model, t, q[b], qd[b])
+            aT = a[:, data.v_tree].copy()
+            g = -rate
+            for j, Jstar, cstar in cutmap:
+                aT += a[:, j.v_slice] @ Jstar[b]
+                g = g - a[:, j.v_slice] @ cstar[b]
+            rows_a.append(aT)
+            rows_g.append(g)
+        Hs.append(np.array(rows_a))
+        gs.append(np.array(rows_g))
+    return np.concatenate(Hs, axis=1), np.concatenate(gs, axis=1)
+
+
+def _kkt(Amat, rhs, Hc, gammac, what):
+    """Range-space solution with an SVD of ``L^-1 H^T`` (minimum-norm multipliers)."""
+    try:
+        L = np.linalg.cholesky(Amat)
+    except np.linalg.LinAlgError:
+        raise SingularSystemError(
+            f"{what}: the reduced system's mass matrix is not positive definite (a joint "
+            "coordinate moves no mass)") from None
+    x0 = _chol_solve(L, rhs)
+    if Hc.shape[1] == 0:
+        B = rhs.shape[0]
+        return x0, np.zeros((B, 0)), np.zeros(B, dtype=int), np.zeros(B, dtype=int)
+    Y = np.linalg.solve(L, transpose(Hc))  # L^-1 H^T, (B, N, nc)
+    U, s, Vt = np.linalg.svd(Y, full_matrices=False)  # Y = U s Vt
+    keep = s > _RCOND * s[:, :1]
+    rank = keep.sum(axis=1)
+    sinv2 = np.where(keep, 1.0 / np.where(keep, s, 1.0) ** 2, 0.0)
+    r = gammac - mv(Hc, x0)
+    lam = mv(transpose(Vt), sinv2 * mv(Vt, r))  # (Y^T Y)^+ r
+    qdd = x0 + _chol_solve(L, mv(transpose(Hc), lam))
+    return qdd, lam, rank, Hc.shape[1] - rank
+
+
+def _chol_solve(L, b):
+    return np.linalg.solve(transpose(L), np.linalg.solve(L, b[..., None]))[..., 0]
+
+
+def _full_qdd(model, data, qddT, cutmap):
+    out = np.zeros((qddT.shape[0], model.nv))
+    out[:, data.v_tree] = qddT
+    for j, Jstar, cstar in cutmap:
+        out[:, j.v_slice] = mv(Jstar, qddT) + cstar
+    return out
+
+
+def _solve(model, data, state, user, check, what, baumgarte=None):
+    with np.errstate(over="ignore", invalid="ignore"):
+        kin, Amat, rhs, Hc, gammac, cutmap = _equations(
+            model, data, state.q, state.qd, state.tau, state.t, user, baumgarte)
+        if check:
+            _check_consistency(model, data, kin, state.q, state.qd)
+        qddT, lam, rank, nullity = _kkt(Amat, rhs, Hc, gammac, what)
+        qdd = _full_qdd(model, data, qddT, cutmap)
+    if not np.all(np.isfinite(qdd)):
+        raise SingularSystemError(f"{what}: the accelerations are not finite")
+    return Solution(qdd, lam, rank, nullity, kin, Amat, rhs, Hc, gammac)
+
+
+def solve(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, constraints=(),
+          check=True):
+    """Accelerations, multipliers and the rank of the constraints (batch flattened).
+
+    Parameters as :func:`forward_dynamics`; ``check=False`` skips the test that the state
+    closes every loop.
+
+    Returns
+    -------
+    Solution
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.models.crank_slider()
+    >>> q, qd = mb.models.crank_slider_state(m, 0.3, 2.0)
+    >>> s = solve(m, q, qd)
+    >>> s.qdd.shape, s.lam.shape, s.rank.tolist(), s.nullity.tolist()
+    ((1, 4), (1, 2), [2], [0])
+    """
+    data = prepare(model, cut, planar)
+    user = _check_user_rows(model, constraints)
+    state = _checked(model, q, qd, tau, t)
+    return _solve(model, data, state, user, check, "mb.loops.solve")
+
+
+def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, constraints=()):
+    """Generalized accelerations of a closed mechanism by the cut-joint method (**contract**).
+
+    Parameters
+    ----------
+    model : Model
+        Any Model (a tree is a mechanism with no cut joints).
+    q : array_like, shape (..., nq)
+        The Model's coordinates, the loop-closing joints' included, closing every loop
+        (:func:`assemble` makes such states).
+    qd : array_like, shape (..., nv)
+        Consistent speeds.
+    tau : array_like, shape (..., nv), optional
+        Generalized forces on every joint's coordinates (a force on a cut joint's coordinate
+        acts through ``B*`` (3.201)).
+    t : float
+    cut : sequence of str or int, optional
+        The joints to cut (default: those closing loops after a breadth-first spanning
+        tree). The answer does not depend on the choice.
+    planar : bool, optional
+        Planar rows; default automatic (:func:`mbcourse.cartesian.is_planar`).
+    constraints : sequence of VelocityConstraint
+        User velocity rows ``a qd + a0 = 0``.
+
+    Returns
+    -------
+    ndarray, shape (..., nv)
+        Equal to :func:`mbcourse.cartesian.forward_dynamics` (the tests hold them to 1e-9).
+
+    Raises
+    ------
+    InconsistentStateError
+        The state does not close a loop (names the cut joint).
+    SingularSystemError
+        The reduced system's mass matrix is singular.
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.crank_slider()
+    >>> q, qd = mb.models.crank_slider_state(m, 0.3, 2.0)
+    >>> qdd = forward_dynamics(m, q, qd)
+    >>> bool(np.allclose(qdd, mb.cartesian.forward_dynamics(m, q, qd), atol=1e-9))
+    True
+    >>> bool(np.allclose(qdd, forward_dynamics(m, q, qd, cut=["A"]), atol=1e-9))
+    True
+    """
+    data = prepare(model, cut, planar)
+    user = _check_user_rows(model, constraints)
+    state = _checked(model, q, qd, tau, t)
+    sol = _solve(model, data, state, user, True, "mb.loops.forward_dynamics")
+    return state.result(sol.qdd, "mb.loops.forward_dynamics")
