@@ -79,6 +79,7 @@ DEFAULT_BAUMGARTE = (10.0, 10.0)
 #: Filled in by the measurement (benchmarks/loops_stabilization.py); see :func:`simulate`.
 STABILIZATION_TABLE = ""
 
+_MAX_STEP = 0.5  # largest Newton step of a coordinate (rad or m) in assembly
 _RCOND = 1e-9  # singular values of L^-1 H^T below this fraction of the largest: redundant
 
 
@@ -440,6 +441,9 @@ def _relative(model, kin, joint, qa, va):
     L = Pc - r[:, i]
     G = np.concatenate([AiT @ (Jwc - Jwi),
                         AiT @ (Jvc - Jvi - _skew(lc) @ Jwc + _skew(L) @ Jwi)], axis=1)
+    P = np.concatenate([joint.p(qa), joint.k(qa)], axis=-2)
+    if va is None:
+        return G, None, P
     wi, wc = omega[:, i], omega[:, c]
     ai, al_i = acc0(i)
     ac, al_c = acc0(c)
@@ -450,7 +454,6 @@ def _relative(model, kin, joint, qa, va):
            - ai - np.cross(al_i, L) - np.cross(wi, np.cross(wi, L)) - 2.0 * np.cross(wi, zdot)
            - mv(Ai, s_bias))
     g0 = np.concatenate([mv(AiT, d_omega), mv(AiT, d_z)], axis=-1)
-    P = np.concatenate([joint.p(qa), joint.k(qa)], axis=-2)
     return G, g0, P
 
 
@@ -616,9 +619,10 @@ def _cut_map(model, data, kin, q, qd):
     return out
 
 
-def _equations(model, data, q, qd, tau, t, user, baumgarte=None):
+def _equations(model, data, q, qd, tau, t, user, baumgarte=None, kin=None):
     """Assemble everything at checked full states: (kin, A, rhs, Hc, gammac, cutmap)."""
-    kin = _kinematics(model, data, q, qd, t)
+    if kin is None:
+        kin = _kinematics(model, data, q, qd, t)
     tt = kin.terms
     F, M = model.applied_wrenches(q, qd=qd, t=t, poses=(tt.r, tt.A),
                                   velocities=(tt.vel, tt.omega))
@@ -696,10 +700,10 @@ def _full_qdd(model, data, qddT, cutmap):
     return out
 
 
-def _solve(model, data, state, user, check, what, baumgarte=None):
+def _solve(model, data, state, user, check, what, baumgarte=None, kin=None):
     with np.errstate(over="ignore", invalid="ignore"):
         kin, Amat, rhs, Hc, gammac, cutmap = _equations(
-            model, data, state.q, state.qd, state.tau, state.t, user, baumgarte)
+            model, data, state.q, state.qd, state.tau, state.t, user, baumgarte, kin)
         if check:
             _check_consistency(model, data, kin, state.q, state.qd)
         qddT, lam, rank, nullity = _kkt(Amat, rhs, Hc, gammac, what)
@@ -787,3 +791,759 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
     state = _checked(model, q, qd, tau, t)
     sol = _solve(model, data, state, user, True, "mb.loops.forward_dynamics")
     return state.result(sol.qdd, "mb.loops.forward_dynamics")
+
+
+# ------------------------------------------------------------------ reactions
+def reactions(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None):
+    """Constraint forces and moments of every joint (cut joints from the multipliers).
+
+    The multipliers of a cut joint's rows are its reaction (3.189): the wrench
+    ``Q_j^T lam`` on the child, ``Q_i^T lam`` on the parent. A tree joint carries what the
+    bodies beyond it need (Newton–Euler, ``m a - F`` and ``I eps + omega x I omega - M``),
+    less the applied forces, the cut joints' reactions and the drives of every joint; the
+    drive of a joint (``tau``, joint springs, control laws) is not part of its reaction, as
+    in :func:`mbcourse.cartesian.reactions`.
+
+    Returns
+    -------
+    dict
+        ``{joint name: {"force_child", "moment_child", "force_parent", "moment_parent"}}``:
+        the reaction on the child reduced to the joint point, in child and in parent axes
+        (the parent feels the opposite), batch shape of the inputs; plus ``"nullity"``
+        (redundant rows: then the multipliers are the minimum-norm ones and the reactions
+        of the redundant loop are one choice among many).
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.crank_slider()
+    >>> q, qd = mb.models.crank_slider_state(m, 0.3, 2.0)
+    >>> R, C = reactions(m, q, qd), mb.cartesian.reactions(m, q, qd)
+    >>> bool(all(np.allclose(R[j][k], C[j][k], atol=1e-8) for j in C for k in C[j]))
+    True
+    """
+    data = prepare(model, cut, planar)
+    state = _checked(model, q, qd, tau, t)
+    sol = _solve(model, data, state, (), True, "mb.loops.reactions")
+    kin, tt = sol.kin, sol.kin.terms
+    B, n = state.q.shape[0], model.n
+    qddT = sol.qdd[:, data.v_tree]
+    r, A, omega = tt.r, tt.A, tt.omega
+    with np.errstate(over="ignore", invalid="ignore"):
+        acc = mv(transpose(tt.Jv), qddT[:, None]) + tt.acc_bias  # (B, n, 3)
+        alpha = mv(transpose(tt.Jw), qddT[:, None]) + tt.alpha_bias
+        I = A[:, 1:] @ model.inertias() @ transpose(A[:, 1:])
+        w = omega[:, 1:]
+        need_f = np.zeros((B, n + 1, 3))
+        need_m = np.zeros((B, n + 1, 3))
+        need_f[:, 1:] = model.masses()[:, None] * acc
+        need_m[:, 1:] = mv(I, alpha) + np.cross(w, mv(I, w))
+        F, M = model.applied_wrenches(state.q, qd=state.qd, t=state.t, poses=(r, A),
+                                      velocities=(tt.vel, omega))
+        Q = state.tau + model.generalized_forces(state.q, state.qd, state.t)
+        Fd, Md = _cartesian.joint_wrenches(model, kin.states, state.q, Q)
+        ext_f, ext_m = F + Fd, M + Md
+        out = {}
+        cut_wrench = {}
+        for a in data.cut:  # wrench on the child about its centre of mass, inertial axes
+            rows = np.flatnonzero(data.row_joint == a)
+            j = model.joints[a]
+            f_c, m_c = _row_wrench(kin.Qj[:, rows], sol.lam[:, rows], A[:, j.child], data.planar)
+            f_p, m_p = _row_wrench(kin.Qi[:, rows], sol.lam[:, rows], A[:, j.parent],
+                                   data.planar)
+            ext_f[:, j.child] += f_c
+            ext_m[:, j.child] += m_c
+            ext_f[:, j.parent] += f_p
+            ext_m[:, j.parent] += m_p
+            cut_wrench[a] = (f_c, m_c)
+        # what every body needs from its tree joints, moments about the origin
+        Wf = need_f - ext_f
+        Wm = need_m - ext_m + np.cross(r, Wf)
+        tree_wrench = {}
+        for j, forward in reversed(data.reduced.tree_traversal()):
+            outer, inner = (j.child, j.parent) if forward else (j.parent, j.child)
+            sign = 1.0 if forward else -1.0  # the reaction on the child
+            tree_wrench[j.name] = (sign * Wf[:, outer], sign * Wm[:, outer])
+            Wf[:, inner] += Wf[:, outer]
+            Wm[:, inner] += Wm[:, outer]
+    for j in model.joints:
+        Ac, Ai = A[:, j.child], A[:, j.parent]
+        P = r[:, j.child] + mv(Ac, j.child_point)
+        if j.index in cut_wrench:
+            f, m_c = cut_wrench[j.index]
+            m_P = m_c - np.cross(P - r[:, j.child], f)
+        else:
+            f, m_O = tree_wrench[j.name]
+            m_P = m_O - np.cross(P, f)
+        what = f"mb.loops.reactions (joint {j.name!r})"
+        out[j.name] = {
+            "force_child": state.result(mv(transpose(Ac), f), what),
+            "moment_child": state.result(mv(transpose(Ac), m_P), what),
+            "force_parent": state.result(mv(transpose(Ai), f), what),
+            "moment_parent": state.result(mv(transpose(Ai), m_P), what),
+        }
+    out["nullity"] = state.result(sol.nullity, "mb.loops.reactions")
+    return out
+
+
+def _row_wrench(Qrows, lam, Abody, planar):
+    """``Q^T lam`` of some rows as (force, moment about the centre of mass), inertial."""
+    w = np.sum(Qrows * lam[..., None], axis=1)
+    B = w.shape[0]
+    f, m = np.zeros((B, 3)), np.zeros((B, 3))
+    if planar:
+        f[:, :2], m[:, 2] = w[:, :2], w[:, 2]
+    else:
+        f, m = w[:, :3], mv(Abody, w[:, 3:])
+    return f, m
+
+
+# ------------------------------------------------------------------ inverse dynamics
+def _coordinate(model, ref, what):
+    """Index in ``qd`` of a coordinate given by name (``v_names``, or ``q_names`` of a joint
+    whose speeds are its coordinate rates) or by index."""
+    if isinstance(ref, str):
+        if ref in model.v_names:
+            return model.v_names.index(ref)
+        for j in model.joints:
+            names = model.q_names[j.q_slice]
+            if ref in names and j.nq == j.nv:
+                return j.v_slice.start + names.index(ref)
+        raise ShapeError(f"{what}: unknown coordinate {ref!r}; speeds: {list(model.v_names)}")
+    if isinstance(ref, bool) or not isinstance(ref, (int, np.integer)) or not 0 <= ref < model.nv:
+        raise ShapeError(f"{what}: coordinate indices are 0..{model.nv - 1}, got {ref!r}")
+    return int(ref)
+
+
+def inverse_dynamics(model, q, qd, qdd, *, actuated, t=0.0, cut=None, planar=None):
+    """Drive forces that make a closed mechanism move with the accelerations ``qdd``.
+
+    A driven mechanism (a motor on the crank of a four-bar): the motion is given and the
+    generalized forces ``tau`` on the ``actuated`` coordinates are unknown, together with the
+    multipliers: ``A qdd - B - B* = E tau + H^T lam`` (3.189) with ``E`` the actuated
+    columns (a drive on a cut joint acts through ``J*^T``, (3.201)).
+
+    Parameters
+    ----------
+    q, qd, qdd : array_like, shapes (..., nq), (..., nv), (..., nv)
+        A consistent state and accelerations that satisfy the loops' acceleration
+        constraints (e.g. from :func:`forward_dynamics` or from differentiating an assembled
+        motion).
+    actuated : sequence of str or int
+        The coordinates that carry drives (names of ``model.v_names`` or indices).
+
+    Returns
+    -------
+    ndarray, shape (..., nv)
+        ``tau`` with zeros off the actuated coordinates;
+        ``forward_dynamics(model, q, qd, tau) == qdd``.
+
+    Raises
+    ------
+    InconsistentStateError
+        ``qdd`` violates the loops' acceleration constraints.
+    SingularSystemError
+        The actuated coordinates cannot produce the motion, or not uniquely (more drives
+        than degrees of freedom, or drives on coordinates the loops lock).
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.crank_slider()
+    >>> q, qd = mb.models.crank_slider_state(m, 0.3, 2.0)
+    >>> qdd = forward_dynamics(m, q, qd, [1.5, 0, 0, 0])
+    >>> inverse_dynamics(m, q, qd, qdd, actuated=["O.angle"]).round(9).tolist()[0]
+    1.5
+    """
+    data = prepare(model, cut, planar)
+    if isinstance(actuated, (str, int, np.integer)):
+        actuated = [actuated]
+    idx = [_coordinate(model, a, "actuated") for a in actuated]
+    if not idx or len(set(idx)) != len(idx):
+        raise ShapeError(f"actuated must name distinct coordinates, got {actuated!r}")
+    state = model.check_state(q, qd, qdd=qdd, t=t)
+    what = "mb.loops.inverse_dynamics"
+    with np.errstate(over="ignore", invalid="ignore"):
+        Bn = state.q.shape[0]
+        kin, Amat, rhs, Hc, gammac, cutmap = _equations(
+            model, data, state.q, state.qd, np.zeros((Bn, model.nv)), state.t, ())
+        _check_consistency(model, data, kin, state.q, state.qd)
+        qddT = state.qdd[:, data.v_tree]
+        full = _full_qdd(model, data, qddT, cutmap)
+        scale = 1.0 + np.abs(state.qdd).max()
+        err = max(np.abs(mv(Hc, qddT) - gammac).max(initial=0.0),
+                  np.abs(full - state.qdd).max()) / scale
+        if err > 1e-8:
+            raise InconsistentStateError(
+                f"{what}: qdd violates the loops' acceleration constraints (error {err:.3g}); "
+                "take accelerations from forward_dynamics or from an assembled motion")
+        N = data.reduced.nv
+        E = np.zeros((Bn, N, len(idx)))
+        pos = {int(v): k for k, v in enumerate(data.v_tree)}
+        cut_of = {k: (j, Jstar) for j, Jstar, _ in cutmap
+                  for k in range(j.v_slice.start, j.v_slice.stop)}
+        for col, k in enumerate(idx):
+            if k in pos:
+                E[:, pos[k], col] = 1.0
+            else:
+                j, Jstar = cut_of[k]
+                E[:, :, col] = Jstar[:, k - j.v_slice.start]
+        lhs = mv(Amat, qddT) - rhs
+        tau = np.zeros((Bn, model.nv))
+        for b in range(Bn):
+            K = np.concatenate([E[b], transpose(Hc[b])], axis=1)
+            sv = np.linalg.svd(K, compute_uv=False)
+            svH = np.linalg.svd(Hc[b], compute_uv=False) if Hc.shape[1] else np.zeros(0)
+            rank_K = int(np.sum(sv > _RCOND * sv[0])) if sv.size else 0
+            rank_H = int(np.sum(svH > _RCOND * svH[0])) if svH.size and svH[0] > 0 else 0
+            if rank_K < rank_H + len(idx):
+                raise SingularSystemError(
+                    f"{what}: the drives on {[model.v_names[k] for k in idx]} are not "
+                    "independent of the loops' reactions (more drives than degrees of freedom, "
+                    "or a drive on a coordinate the loops lock): their forces are not unique")
+            sol, *_ = np.linalg.lstsq(K, lhs[b], rcond=None)
+            if np.abs(K @ sol - lhs[b]).max() > 1e-8 * (1.0 + np.abs(lhs[b]).max()):
+                raise SingularSystemError(
+                    f"{what}: drives on {[model.v_names[k] for k in idx]} cannot produce this "
+                    "motion (too few drives for the degrees of freedom)")
+            tau[b, idx] = sol[:len(idx)]
+    return state.result(tau, what)
+
+
+# ------------------------------------------------------------------ assembly
+def _prefer_tree(model, keep):
+    """A cut that keeps the joints ``keep`` on the tree (Kruskal, those joints first)."""
+    parent = list(range(model.n + 1))
+
+    def root(v):
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    order = sorted(range(model.m), key=lambda a: (a not in keep, a))
+    cut = []
+    for a in order:
+        j = model.joints[a]
+        ra, rb = root(j.parent), root(j.child)
+        if ra == rb:
+            cut.append(a)
+        else:
+            parent[ra] = rb
+    return tuple(sorted(cut))
+
+
+def _complete(model, data, qT, vT, t, q_ref=None, with_kinematics=False):
+    """Full ``(q, qd)`` (B, nq), (B, nv) from the reduced system's state: the cut joints'
+    coordinates from the relative pose of their bodies, their speeds ``J* qd_T`` (and the
+    :class:`Kinematics`, which do not read the cut joints' coordinates)."""
+    B = qT.shape[0]
+    q = np.zeros((B, model.nq))
+    qd = np.zeros((B, model.nv))
+    q[:, data.q_tree], qd[:, data.v_tree] = qT, vT
+    with np.errstate(over="ignore", invalid="ignore"):
+        kin = _kinematics(model, data, q, qd, t)
+    r, A = kin.terms.r, kin.terms.A
+    for a in data.cut:
+        j = model.joints[a]
+        Ai, Ac = A[:, j.parent], A[:, j.child]
+        AiT = transpose(Ai)
+        d = r[:, j.child] + mv(Ac, j.child_point) - r[:, j.parent] - mv(Ai, j.parent_point)
+        ref = None if q_ref is None else np.broadcast_to(q_ref, (B, model.nq))[:, j.q_slice]
+        q[:, j.q_slice] = j.from_pose(AiT @ Ac, mv(AiT, d), ref)
+        if j.nv:
+            G, _, P = _relative(model, kin, j, q[:, j.q_slice], None)
+            qd[:, j.v_slice] = mv(_pinv_columns(P) @ G, vT)
+    return (q, qd, kin) if with_kinematics else (q, qd)
+
+
+def _lstsq(M, rhs):
+    sol, *_ = np.linalg.lstsq(M, rhs, rcond=_RCOND)
+    return sol
+
+
+def _newton(model, data, qT, t, free, tol, max_iter):
+    """Newton (Gauss–Newton, minimum-norm steps) on ``f(q_T) = 0`` moving the speeds
+    ``free`` (indices into the reduced system's speeds). Returns ``(qT, |f|, iterations)``."""
+    red = data.reduced
+    N = red.nv
+    qd0 = np.zeros((1, model.nv))
+    for it in range(max_iter + 1):
+        q, _ = _full_from_tree(model, data, qT)
+        kin = _kinematics(model, data, q, qd0, t)
+        f = kin.f[0]
+        err = np.abs(f).max(initial=0.0)
+        scale = 1.0 + np.abs(kin.states.r).max()
+        if err <= tol * scale or it == max_iter:
+            return qT, err, it
+        dv = np.zeros(N)
+        dv[free] = -_lstsq(kin.H[0][:, free], f)
+        step = np.abs(dv).max(initial=0.0)
+        if step > _MAX_STEP:  # a damped step far from the solution: no jump of turns
+            dv *= _MAX_STEP / step
+        qT = red.normalize_q(qT + red.qdot(qT, dv))
+    return qT, err, max_iter  # pragma: no cover
+
+
+def _full_from_tree(model, data, qT):
+    """A full ``q`` (1, nq) with the tree coordinates set (the cut ones neutral: the rows
+    do not read them)."""
+    q = np.array(model.neutral_q(), dtype=float)[None]
+    q[:, data.q_tree] = qT
+    return q, None
+
+
+def assemble(model, q, qd=None, *, independent=(), t=0.0, cut=None, planar=None, tol=1e-12,
+             max_iter=50):
+    """A consistent state near ``q``, ``qd``: Newton on ``f(q) = 0`` and the velocity rows.
+
+    The coordinates named in ``independent`` keep their values (and speeds); the others
+    move by the smallest corrections that close every loop (Gauss–Newton with
+    minimum-norm steps, so redundant rows are harmless). The cut joints' coordinates and
+    speeds follow from the relative motion of their bodies. Works for any looped Model.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (nq,)
+        A guess (e.g. the mechanism sketched by eye), or a batch (B, nq).
+    qd : array_like, shape (nv,), optional
+        Guessed speeds (default zero): the independent ones are kept.
+    independent : sequence of str or int
+        Coordinates to hold (names of ``model.v_names``/``q_names`` or speed indices); when
+        one of them belongs to a joint the default cut removes, a cut that keeps it on the
+        tree is chosen.
+    t, cut, planar
+        As in :func:`forward_dynamics`.
+    tol : float
+        Residual tolerance relative to ``1 + max |r|``.
+    max_iter : int
+
+    Returns
+    -------
+    q, qd : ndarray
+        Consistent: accepted by :func:`forward_dynamics` and by
+        :func:`mbcourse.cartesian.forward_dynamics`.
+
+    Raises
+    ------
+    InconsistentStateError
+        The mechanism cannot be assembled with the independent coordinates at these values
+        (names the loop that stays open and by how much), or the independent speeds break
+        the loops.
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.crank_slider()
+    >>> q, qd = assemble(m, [0.5, -0.5, 0.0, 0.0], [3.0, 0, 0, 0], independent=["O.angle"])
+    >>> q0, qd0 = mb.models.crank_slider_state(m, 0.5, 3.0)
+    >>> bool(np.allclose(q, q0) and np.allclose(qd, qd0))
+    True
+    """
+    ind = [_coordinate(model, k, "independent") for k in
+           ([independent] if isinstance(independent, (str, int, np.integer)) else independent)]
+    joints_of = {k: j.index for j in model.joints for k in range(j.v_slice.start, j.v_slice.stop)}
+    if cut is None:
+        cut = _prefer_tree(model, {joints_of[k] for k in ind})
+    data = prepare(model, cut, planar)
+    for k in ind:
+        if joints_of[k] in data.cut:
+            raise ModelError(
+                f"assemble: the independent coordinate {model.v_names[k]!r} belongs to the cut "
+                f"joint {model.joints[joints_of[k]].name!r}; cut another joint of its loop")
+    state = _checked(model, q, qd, None, t)
+    pos = {int(v): i for i, v in enumerate(data.v_tree)}
+    ind_T = [pos[k] for k in ind]
+    N = data.reduced.nv
+    free = np.array([i for i in range(N) if i not in ind_T], dtype=int)
+    for j in data.reduced.joints:
+        if j.nq != j.nv and any(pos[k] in ind_T for k in range(
+                model.joint(j.name).v_slice.start, model.joint(j.name).v_slice.stop)):
+            raise ModelError(f"assemble: joint {j.name!r} has quaternion coordinates; hold "
+                             "scalar coordinates only")
+    Q, QD = [], []
+    for b in range(state.q.shape[0]):
+        qT = state.q[b, data.q_tree]
+        qT, err, it = _newton(model, data, qT, state.t, free, tol, max_iter)
+        q_full, _ = _full_from_tree(model, data, qT)
+        kin = _kinematics(model, data, q_full, np.zeros((1, model.nv)), state.t)
+        scale = 1.0 + np.abs(kin.states.r).max()
+        if err > tol * scale * 10:
+            r = int(np.argmax(np.abs(kin.f[0])))
+            joint = model.joints[data.row_joint[r]]
+            held = {model.v_names[k]: float(state.q[b, model.joints[joints_of[k]].q_slice.start
+                                                   + k - model.joints[joints_of[k]].v_slice.start])
+                    for k in ind}
+            raise InconsistentStateError(
+                f"assemble: the loop closed by joint {joint.name!r} stays open by {err:.3g} "
+                f"after {it} Newton steps with {held or 'no coordinate'} held: the mechanism "
+                "cannot be assembled there (or the guess is too far from an assembly)")
+        # speeds: hold the independent ones, solve H v = -(fdot at v = 0) for the rest
+        vT = state.qd[b, data.v_tree].copy()
+        kin0 = _kinematics(model, data, q_full, np.zeros((1, model.nv)), state.t)
+        base_rate = kin0.fdot[0]  # rows' rates from the base motion alone
+        H = kin0.H[0]
+        if H.shape[0]:
+            vT[free] = _lstsq(H[:, free], -(base_rate + H[:, ind_T] @ vT[ind_T]))
+            res = np.abs(H @ vT + base_rate).max()
+            vscale = 1.0 + np.abs(vT).max() * scale
+            if res > 1e-9 * vscale:
+                raise InconsistentStateError(
+                    f"assemble: the independent speeds {[model.v_names[k] for k in ind]} break "
+                    f"the loops (velocity residual {res:.3g}): too many independent "
+                    "coordinates for the mechanism's degrees of freedom")
+        qf, qdf = _complete(model, data, qT[None], vT[None], state.t, state.q[b])
+        Q.append(qf[0])
+        QD.append(qdf[0])
+    return state.result(np.array(Q), "mb.loops.assemble"), \
+        state.result(np.array(QD), "mb.loops.assemble")
+
+
+def independent_coordinates(model, q, *, t=0.0, cut=None, planar=None):
+    """Wehage and Haug's partition: independent speeds by a QR of ``H`` with column pivoting.
+
+    The pivot columns (largest first) are the dependent coordinates: the loops determine
+    them well; the rest are independent, as many as the mechanism's degrees of freedom at
+    ``q`` (the nullity of ``H``).
+
+    Returns
+    -------
+    list of str
+        Names (``model.v_names``) of the independent speeds.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.models.crank_slider()
+    >>> q, _ = mb.models.crank_slider_state(m, 0.3)
+    >>> len(independent_coordinates(m, q))        # one degree of freedom
+    1
+    """
+    data = prepare(model, cut, planar)
+    state = _checked(model, q, None, None, t)
+    if state.q.shape[0] != 1:
+        raise ShapeError("independent_coordinates takes one configuration q of shape "
+                         f"({model.nq},)")
+    kin = _kinematics(model, data, state.q, state.qd, state.t)
+    ind_T = _partition(kin.H[0])[1]
+    return [model.v_names[int(data.v_tree[i])] for i in ind_T]
+
+
+def _partition(H):
+    """``(dependent, independent)`` indices of the columns of ``H`` (pivoted QR)."""
+    N = H.shape[1]
+    if H.shape[0] == 0:
+        return np.zeros(0, dtype=int), np.arange(N)
+    _, R, piv = scipy.linalg.qr(H, pivoting=True, mode="economic")
+    d = np.abs(np.diag(R))
+    rank = int(np.sum(d > _RCOND * max(d[0], 1e-300))) if d.size else 0
+    return np.sort(piv[:rank]), np.sort(piv[rank:])
+
+
+# ------------------------------------------------------------------ simulation
+@dataclass
+class LoopTrajectory(Trajectory):
+    """Result of :func:`simulate`: a :class:`mbcourse.sim.Trajectory` (``t, q, qd``, energy,
+    momentum ...) of the Model's own coordinates plus the constraint monitors.
+
+    Attributes
+    ----------
+    position_drift : (nt,) largest ``|f|`` of the cut joints' rows at every sample
+    velocity_drift : (nt,) largest ``|df/dt|``
+    nfev : int
+        Right-hand-side evaluations.
+    stabilization : str
+    partitions : list of (float, list of str)
+        ``"partitioning"``: the time each partition started and its independent speeds.
+    corrections : float
+        ``"projection"``: the largest position correction of one step (the drift the
+        projection removed).
+    """
+
+    position_drift: np.ndarray = None
+    velocity_drift: np.ndarray = None
+    nfev: int = 0
+    stabilization: str = ""
+    partitions: list = None
+    corrections: float = 0.0
+
+
+def _check_stabilization(stabilization, baumgarte):
+    if stabilization not in STABILIZATIONS:
+        raise ShapeError(f"stabilization must be one of {list(STABILIZATIONS)}, got "
+                         f"{stabilization!r}")
+    if stabilization == "baumgarte":
+        try:
+            alpha, beta = (float(x) for x in baumgarte)
+        except (TypeError, ValueError):
+            raise ShapeError(f"baumgarte must be two gains (alpha, beta) in 1/s, got "
+                             f"{baumgarte!r}") from None
+        if not (np.isfinite(alpha) and np.isfinite(beta) and alpha >= 0 and beta >= 0):
+            raise ShapeError(f"baumgarte gains must be finite and >= 0, got {baumgarte!r}")
+        return alpha, beta
+    return None
+
+
+class _System:
+    """The reduced system's ODE: state ``(q_T, v_T)`` and the full Model's forces."""
+
+    def __init__(self, model, data, tau_fn, gains, damped, q_ref):
+        self.model, self.data, self.tau_fn, self.gains = model, data, tau_fn, gains
+        self.red = data.reduced
+        self.nq, self.nv = self.red.nq, self.red.nv
+        self.damped = damped
+        self.q_ref = q_ref  # branch of the cut joints' angles, follows the motion
+        self.nfev = 0
+
+    def accelerations(self, t, qT, vT):
+        q, qd, kin = _complete(self.model, self.data, qT[None], vT[None], t, self.q_ref, True)
+        self.q_ref = q[0]
+        tau = np.zeros((1, self.model.nv))
+        if self.tau_fn is not None:
+            tau[0] = self.tau_fn(t, q[0], qd[0])
+        state = self.model.check_state(q, qd, tau, t=t)
+        sol = _solve(self.model, self.data, state, (), False, "mb.loops.simulate",
+                     baumgarte=self.gains, kin=kin)
+        return sol.qdd[0, self.data.v_tree], q[0], qd[0]
+
+    def rhs(self, t, y):
+        self.nfev += 1
+        qT = self.red.normalize_q(y[:self.nq])
+        vT = y[self.nq:self.nq + self.nv]
+        qddT, q, qd = self.accelerations(t, qT, vT)
+        parts = [self.red.qdot(qT, vT), qddT]
+        if self.damped:
+            parts.append(-np.atleast_1d(self.model.damping_power(q, qd, t)))
+        return np.concatenate(parts)
+
+    def project(self, y, t, tol=1e-13):
+        """Newton on the positions, then the velocities onto ``H v = -f_t``."""
+        qT = self.red.normalize_q(y[:self.nq])
+        qT_new, _, _ = _newton(self.model, self.data, qT, t, np.arange(self.nv), tol, 20)
+        q, _ = _full_from_tree(self.model, self.data, qT_new)
+        kin = _kinematics(self.model, self.data, q, np.zeros((1, self.model.nv)), t)
+        vT = y[self.nq:self.nq + self.nv].copy()
+        H = kin.H[0]
+        if H.shape[0]:
+            vT -= _lstsq(H, H @ vT + kin.fdot[0])
+        out = y.copy()
+        out[:self.nq], out[self.nq:self.nq + self.nv] = qT_new, vT
+        return out, float(np.abs(qT_new - qT).max(initial=0.0))
+
+
+def simulate(model, t_span, q0, qd0=None, tau=None, *, stabilization=DEFAULT_STABILIZATION,
+             method="DOP853", rtol=1e-10, atol=1e-10, t_eval=None, cut=None, planar=None,
+             baumgarte=DEFAULT_BAUMGARTE, max_step=np.inf, cond_limit=1e4):
+    """Integrate a closed mechanism in the reduced system's coordinates.
+
+    Parameters
+    ----------
+    model : Model
+    t_span : (t0, t1)
+    q0, qd0 : array_like, shapes (nq,), (nv,)
+        A consistent initial state (:func:`assemble`); ``qd0`` defaults to rest.
+    tau : None, array_like (nv,) or callable ``tau(t, q, qd)``
+        Generalized forces on the Model's coordinates (the signature of
+        :func:`mbcourse.sim.simulate`).
+    stabilization : {"projection", "partitioning", "baumgarte", "none"}
+        The treatment of drift (module docstring and :data:`STABILIZATION_TABLE`).
+    method, rtol, atol, t_eval, max_step
+        Of :func:`scipy.integrate.solve_ivp` (``method`` a Runge–Kutta class name for
+        ``"projection"``: ``"DOP853"``, ``"RK45"``, ``"RK23"``).
+    cut, planar
+        As in :func:`forward_dynamics`.
+    baumgarte : (alpha, beta)
+        Gains in 1/s for ``stabilization="baumgarte"``.
+    cond_limit : float
+        ``"partitioning"``: a new partition when the dependent block's condition number
+        passes this.
+
+    Returns
+    -------
+    LoopTrajectory
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.crank_slider()
+    >>> q0, qd0 = mb.models.crank_slider_state(m, 0.3, 5.0)
+    >>> res = simulate(m, (0.0, 0.5), q0, qd0)
+    >>> bool(res.position_drift.max() < 1e-10), bool(np.ptp(res.energy) < 1e-8)
+    (True, True)
+    """
+    gains = _check_stabilization(stabilization, baumgarte)
+    data = prepare(model, cut, planar)
+    qd0 = np.zeros(model.nv) if qd0 is None else qd0
+    t0, t1, q0, qd0, tau_fn = initial_state(model, t_span, q0, qd0, tau)
+    with np.errstate(over="ignore", invalid="ignore"):
+        kin = _kinematics(model, data, q0[None], qd0[None], t0)
+        _check_consistency(model, data, kin, q0[None], qd0[None])
+    damped = bool(any(s.damping > 0 for s in model.springs)
+                  or any(np.any(s.damping > 0) for s in model.joint_springs))
+    system = _System(model, data, tau_fn, gains, damped, q0)
+    qT0, vT0 = q0[data.q_tree], qd0[data.v_tree]
+    t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
+    extra = dict(stabilization=stabilization, partitions=None, corrections=0.0)
+    if stabilization == "partitioning":
+        ts, QT, VT, diss, extra["partitions"] = _partitioned(
+            system, t0, t1, qT0, vT0, t_eval, method, rtol, atol, max_step, cond_limit)
+    else:
+        y0 = np.concatenate([qT0, vT0] + ([np.zeros(1)] if damped else []))
+        if stabilization == "projection":
+            ts, Y, extra["corrections"] = _projected(system, t0, t1, y0, t_eval, method, rtol,
+                                                      atol, max_step)
+        else:
+            sol = scipy.integrate.solve_ivp(system.rhs, (t0, t1), y0, method=method, rtol=rtol,
+                                            atol=atol, t_eval=t_eval, max_step=max_step)
+            if sol.status < 0:
+                raise MbcourseError(f"mb.loops.simulate: the integration failed at "
+                                    f"t={sol.t[-1]:.6g}: {sol.message}")
+            ts, Y = sol.t, sol.y.T
+        QT = system.red.normalize_q(Y[:, :system.nq])
+        VT = Y[:, system.nq:system.nq + system.nv]
+        diss = Y[:, -1] if damped else None
+    q, qd = _sequential_complete(model, data, QT, VT, ts, q0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if model.base_motion is None:
+            kin = _kinematics(model, data, q, qd, 0.0)
+            pdrift, vdrift = np.abs(kin.f).max(axis=1, initial=0.0), \
+                np.abs(kin.fdot).max(axis=1, initial=0.0)
+        else:
+            pairs = [_kinematics(model, data, q[k:k + 1], qd[k:k + 1], float(tk))
+                     for k, tk in enumerate(ts)]
+            pdrift = np.array([np.abs(p.f).max(initial=0.0) for p in pairs])
+            vdrift = np.array([np.abs(p.fdot).max(initial=0.0) for p in pairs])
+    return LoopTrajectory(model, ts, q, qd, None, diss, position_drift=pdrift,
+                          velocity_drift=vdrift, nfev=system.nfev, **extra)
+
+
+def _sequential_complete(model, data, QT, VT, ts, q0):
+    """Full states of the samples, each cut joint's branch following the previous sample."""
+    out_q = np.zeros((len(ts), model.nq))
+    out_qd = np.zeros((len(ts), model.nv))
+    ref = q0
+    for k, tk in enumerate(ts):
+        q, qd = _complete(model, data, QT[k:k + 1], VT[k:k + 1], float(tk), ref)
+        out_q[k], out_qd[k] = q[0], qd[0]
+        ref = q[0]
+    return out_q, out_qd
+
+
+_RK = {"DOP853": scipy.integrate.DOP853, "RK45": scipy.integrate.RK45,
+       "RK23": scipy.integrate.RK23}
+
+
+def _projected(system, t0, t1, y0, t_eval, method, rtol, atol, max_step):
+    """Runge–Kutta steps, each accepted state projected onto the constraint manifolds."""
+    if method not in _RK:
+        raise ShapeError(f"stabilization='projection' steps with {sorted(_RK)}, got {method!r}")
+    solver = _RK[method](system.rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step)
+    ts, Y = [t0], [y0]
+    worst = 0.0
+    while solver.status == "running":
+        t_prev = solver.t
+        message = solver.step()
+        if solver.status == "failed":
+            raise MbcourseError(f"mb.loops.simulate: the integration failed at "
+                                f"t={solver.t:.6g}: {message}")
+        if t_eval is not None:
+            inside = t_eval[(t_eval > t_prev) & (t_eval <= solver.t)]
+            if inside.size:
+                dense = solver.dense_output()
+                for te in inside:
+                    ts.append(float(te))
+                    Y.append(system.project(dense(te), float(te))[0])
+        y, moved = system.project(solver.y, solver.t)
+        worst = max(worst, moved)
+        solver.y = y
+        solver.f = system.rhs(solver.t, y)  # first stage of the next step (FSAL)
+        if t_eval is None:
+            ts.append(solver.t)
+            Y.append(y)
+    ts, Y = np.array(ts), np.array(Y)
+    if t_eval is not None:
+        keep = np.isin(ts, t_eval)
+        ts, Y = ts[keep], Y[keep]
+    return ts, Y, worst
+
+
+def _partitioned(system, t0, t1, qT0, vT0, t_eval, method, rtol, atol, max_step, cond_limit):
+    """Wehage–Haug: integrate the independent coordinates; a new partition when needed."""
+    model, data, red = system.model, system.data, system.red
+    if red.nq != red.nv:
+        raise ModelError("stabilization='partitioning' integrates coordinates one by one; "
+                         "this mechanism has quaternion coordinates: use 'projection'")
+    N = red.nv
+    t = t0
+    qT, vT = qT0.copy(), vT0.copy()
+    ts_all, Q_all, V_all, D_all, partitions = [], [], [], [], []
+    dissipated = 0.0
+    while True:
+        q, _ = _full_from_tree(model, data, qT)
+        kin = _kinematics(model, data, q, np.zeros((1, model.nv)), t)
+        dep, ind = _partition(kin.H[0])
+        partitions.append((t, [model.v_names[int(data.v_tree[i])] for i in ind]))
+        cache = {"qT": qT.copy()}
+
+        def dependent(tk, yq, yv):
+            qT_k = cache["qT"].copy()
+            qT_k[ind] = yq
+            qT_k, err, _ = _newton(model, data, qT_k, tk, dep, 1e-13, 20)
+            cache["qT"] = qT_k
+            qf, _ = _full_from_tree(model, data, qT_k)
+            kk = _kinematics(model, data, qf, np.zeros((1, model.nv)), tk)
+            H = kk.H[0]
+            v = np.zeros(N)
+            v[ind] = yv
+            if dep.size:
+                v[dep] = _lstsq(H[:, dep], -(kk.fdot[0] + H[:, ind] @ yv))
+            return qT_k, v, H
+
+        def rhs(tk, y):
+            qT_k, v, _ = dependent(tk, y[:ind.size], y[ind.size:2 * ind.size])
+            system.nfev += 1
+            qdd, qf, qdf = system.accelerations(tk, qT_k, v)
+            parts = [v[ind], qdd[ind]]
+            if system.damped:
+                parts.append(-np.atleast_1d(model.damping_power(qf, qdf, tk)))
+            return np.concatenate(parts)
+
+        def ill(tk, y):
+            _, _, H = dependent(tk, y[:ind.size], y[ind.size:2 * ind.size])
+            if not dep.size:
+                return 1.0
+            return np.log10(cond_limit) - np.log10(np.linalg.cond(H[:, dep]))
+        ill.terminal = True
+
+        y0 = np.concatenate([qT[ind], vT[ind]] + ([np.zeros(1)] if system.damped else []))
+        te = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= t1)]
+        sol = scipy.integrate.solve_ivp(rhs, (t, t1), y0, method=method, rtol=rtol, atol=atol,
+                                        t_eval=te, max_step=max_step,
+                                        events=ill if dep.size else None)
+        if sol.status < 0:
+            raise MbcourseError(f"mb.loops.simulate: the integration failed at "
+                                f"t={sol.t[-1]:.6g}: {sol.message}")
+        for k, tk in enumerate(sol.t):
+            if ts_all and tk <= ts_all[-1]:
+                continue
+            qk, vk, _ = dependent(tk, sol.y[:ind.size, k], sol.y[ind.size:2 * ind.size, k])
+            ts_all.append(tk)
+            Q_all.append(qk)
+            V_all.append(vk)
+            D_all.append(dissipated + (sol.y[-1, k] if system.damped else 0.0))
+        if sol.status == 1 and sol.t_events[0].size:  # re-partition at the event
+            t_new = float(sol.t_events[0][0])
+            y_new = sol.y_events[0][0]
+            qT, vT, _ = dependent(t_new, y_new[:ind.size], y_new[ind.size:2 * ind.size])
+            if system.damped:
+                dissipated += y_new[-1]
+            if t_new <= t + 1e-12 * (1 + abs(t)):
+                raise SingularSystemError(
+                    f"mb.loops.simulate: no well-conditioned partition at t={t:.6g}: the "
+                    "mechanism is at a singular configuration; use 'projection'")
+            t = t_new
+            continue
+        break
+    return (np.array(ts_all), np.array(Q_all), np.array(V_all),
+            np.array(D_all) if system.damped else None, partitions)
