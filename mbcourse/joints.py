@@ -47,7 +47,8 @@ import numbers
 import numpy as np
 
 from .errors import InconsistentStateError, ModelError, ShapeError
-from .spatial import axis_angle, is_rotation, matrix_to_quat, quat_rate_matrix, quat_to_matrix, skew
+from .spatial import (axis_angle, cross, is_rotation, matrix_to_quat, quat_rate_matrix,
+                      quat_to_matrix, skew)
 
 __all__ = ["Joint", "Revolute", "Prismatic", "Screw", "Cylindrical", "Universal", "Spherical",
            "Free", "Fixed", "JOINT_KINDS", "QUATERNION_TOL", "perpendicular_basis"]
@@ -102,9 +103,9 @@ def rotation_matrix(value, what):
 def perpendicular_basis(a):
     """Two unit vectors completing the unit vector ``a`` to a right-handed basis."""
     trial = _EYE[np.argmin(np.abs(a))]
-    u1 = np.cross(a, trial)
+    u1 = cross(a, trial)
     u1 /= np.linalg.norm(u1)
-    return u1, np.cross(a, u1)
+    return u1, cross(a, u1)
 
 
 def _angle_about(axis, Rj):
@@ -211,7 +212,7 @@ class Joint(Part):
             if value is None or len(value) != 2:
                 raise ModelError(f"{what} must be a pair (axis1, axis2)")
             a1, a2 = unit(value[0], f"{what}[0]"), unit(value[1], f"{what}[1]")
-            if np.linalg.norm(np.cross(a1, a2)) < 1e-6:
+            if np.linalg.norm(cross(a1, a2)) < 1e-6:
                 raise ModelError(f"{what}: the two universal-joint axes must not be parallel")
             return (a1, a2)
         raise AssertionError(attr)  # pragma: no cover
@@ -565,7 +566,7 @@ class Universal(Joint):
         pdot, kdot = super().rates(q, v)
         v = np.asarray(v, dtype=float)
         p2 = axis_angle(self.axes[0], np.asarray(q, dtype=float)[..., 0]) @ self.axes[1]
-        pdot[..., :, 1] = v[..., :1] * np.cross(self.axes[0], p2)
+        pdot[..., :, 1] = v[..., :1] * cross(self.axes[0], p2)
         return pdot, kdot
 
     def spatial_rows(self):
@@ -579,7 +580,7 @@ class Universal(Joint):
         # R_j a2 = R(a1, q1) a2: q1 turns a2 about a1
         u = a2 - (a2 @ a1) * a1
         moved = Rj @ a2
-        q1 = np.arctan2(np.cross(u, moved) @ a1, moved @ u)
+        q1 = np.arctan2(cross(u, moved) @ a1, moved @ u)
         R2 = np.swapaxes(axis_angle(a1, q1), -1, -2) @ Rj
         q2 = _angle_about(a2, R2)
         if q_ref is not None:

@@ -61,7 +61,7 @@ from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeErr
                      SingularSystemError, TopologyError)
 from .graph import incidence_matrix, path_matrix
 from .sim import Trajectory, initial_state
-from .spatial import mv, transpose
+from .spatial import cross, mv, transpose
 
 __all__ = [
     "blocks", "LoopData", "prepare", "VelocityConstraint", "Kinematics", "kinematics",
@@ -447,11 +447,11 @@ def _relative(model, kin, joint, qa, va):
     wi, wc = omega[:, i], omega[:, c]
     ai, al_i = acc0(i)
     ac, al_c = acc0(c)
-    zdot = tt.vel[:, c] + np.cross(wc, lc) - tt.vel[:, i] - np.cross(wi, L)
+    zdot = tt.vel[:, c] + cross(wc, lc) - tt.vel[:, i] - cross(wi, L)
     w_bias, s_bias = joint.bias(qa, va)
-    d_omega = al_c - al_i - np.cross(wi, wc - wi) - mv(Ai, w_bias)
-    d_z = (ac + np.cross(al_c, lc) + np.cross(wc, np.cross(wc, lc))
-           - ai - np.cross(al_i, L) - np.cross(wi, np.cross(wi, L)) - 2.0 * np.cross(wi, zdot)
+    d_omega = al_c - al_i - cross(wi, wc - wi) - mv(Ai, w_bias)
+    d_z = (ac + cross(al_c, lc) + cross(wc, cross(wc, lc))
+           - ai - cross(al_i, L) - cross(wi, cross(wi, L)) - 2.0 * cross(wi, zdot)
            - mv(Ai, s_bias))
     g0 = np.concatenate([mv(AiT, d_omega), mv(AiT, d_z)], axis=-1)
     return G, g0, P
@@ -837,7 +837,7 @@ def reactions(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None):
         need_f = np.zeros((B, n + 1, 3))
         need_m = np.zeros((B, n + 1, 3))
         need_f[:, 1:] = model.masses()[:, None] * acc
-        need_m[:, 1:] = mv(I, alpha) + np.cross(w, mv(I, w))
+        need_m[:, 1:] = mv(I, alpha) + cross(w, mv(I, w))
         F, M = model.applied_wrenches(state.q, qd=state.qd, t=state.t, poses=(r, A),
                                       velocities=(tt.vel, omega))
         Q = state.tau + model.generalized_forces(state.q, state.qd, state.t)
@@ -858,7 +858,7 @@ def reactions(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None):
             cut_wrench[a] = (f_c, m_c)
         # what every body needs from its tree joints, moments about the origin
         Wf = need_f - ext_f
-        Wm = need_m - ext_m + np.cross(r, Wf)
+        Wm = need_m - ext_m + cross(r, Wf)
         tree_wrench = {}
         for j, forward in reversed(data.reduced.tree_traversal()):
             outer, inner = (j.child, j.parent) if forward else (j.parent, j.child)
@@ -871,10 +871,10 @@ def reactions(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None):
         P = r[:, j.child] + mv(Ac, j.child_point)
         if j.index in cut_wrench:
             f, m_c = cut_wrench[j.index]
-            m_P = m_c - np.cross(P - r[:, j.child], f)
+            m_P = m_c - cross(P - r[:, j.child], f)
         else:
             f, m_O = tree_wrench[j.name]
-            m_P = m_O - np.cross(P, f)
+            m_P = m_O - cross(P, f)
         what = f"mb.loops.reactions (joint {j.name!r})"
         out[j.name] = {
             "force_child": state.result(mv(transpose(Ac), f), what),

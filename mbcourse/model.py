@@ -108,7 +108,7 @@ from . import graph as _graph
 from .errors import ModelError, ShapeError, SingularSystemError, TopologyError
 from .joints import (JOINT_KINDS, QUATERNION_TOL, Joint, Part, frozen, normalize_quaternions,
                      rotation_matrix, unit, vector)
-from .spatial import is_rotation, vee
+from .spatial import cross, is_rotation, vee
 
 __all__ = ["Model", "Body", "Joint", "Load", "Spring", "JointSpring", "GeneralizedForce",
            "BaseMotion", "State", "JOINT_KINDS", "QUATERNION_TOL"]
@@ -1248,12 +1248,12 @@ class Model:
             lever_c = (A[..., c, :, :] @ joint.child_point[..., None])[..., 0]
             if forward:
                 omega[..., c, :] = omega[..., i, :] + rel_omega
-                vel[..., c, :] = (vel[..., i, :] + np.cross(omega[..., i, :], lever_i) + rel_vel
-                                  - np.cross(omega[..., c, :], lever_c))
+                vel[..., c, :] = (vel[..., i, :] + cross(omega[..., i, :], lever_i) + rel_vel
+                                  - cross(omega[..., c, :], lever_c))
             else:
                 omega[..., i, :] = omega[..., c, :] - rel_omega
-                vel[..., i, :] = (vel[..., c, :] + np.cross(omega[..., c, :], lever_c) - rel_vel
-                                  - np.cross(omega[..., i, :], lever_i))
+                vel[..., i, :] = (vel[..., c, :] + cross(omega[..., c, :], lever_c) - rel_vel
+                                  - cross(omega[..., i, :], lever_i))
         return vel, omega
 
     def masses(self):
@@ -1298,8 +1298,8 @@ class Model:
         d = r[..., s.body_b, :] + lb - r[..., s.body_a, :] - la
         if vel is None:
             return la, lb, d
-        dd = (vel[..., s.body_b, :] + np.cross(omega[..., s.body_b, :], lb)
-              - vel[..., s.body_a, :] - np.cross(omega[..., s.body_a, :], la))
+        dd = (vel[..., s.body_b, :] + cross(omega[..., s.body_b, :], lb)
+              - vel[..., s.body_a, :] - cross(omega[..., s.body_a, :], la))
         return la, lb, d, dd
 
     def _spring_tension(self, s, d, dd):
@@ -1386,7 +1386,7 @@ class Model:
                 f = np.broadcast_to(rot(np.asarray(vec, dtype=float)), F[..., 0, :].shape)
                 if is_force:
                     F[..., load.body, :] += f
-                    M[..., load.body, :] += np.cross((Ab @ load.point[..., None])[..., 0], f)
+                    M[..., load.body, :] += cross((Ab @ load.point[..., None])[..., 0], f)
                 else:
                     M[..., load.body, :] += f
         if springs:
@@ -1400,9 +1400,9 @@ class Model:
                 T, u, _ = self._spring_tension(s, d, dd)
                 f = T[..., None] * u  # on body a, toward b
                 F[..., s.body_a, :] += f
-                M[..., s.body_a, :] += np.cross(la, f)
+                M[..., s.body_a, :] += cross(la, f)
                 F[..., s.body_b, :] -= f
-                M[..., s.body_b, :] -= np.cross(lb, f)
+                M[..., s.body_b, :] -= cross(lb, f)
             F[..., 0, :] = 0.0
             M[..., 0, :] = 0.0
         return F, M

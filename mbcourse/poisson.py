@@ -88,7 +88,7 @@ from scipy.integrate import solve_ivp
 
 from . import sim as _sim
 from .errors import ShapeError, SingularSystemError
-from .spatial import mv, skew, transpose
+from .spatial import cross, mv, skew, transpose
 
 __all__ = ["SOLVERS", "ImpulseData", "prepare", "momenta", "velocities", "pdot",
            "generalized_forces", "simulate", "Trajectory", "dense_system", "DenseSystem"]
@@ -521,7 +521,7 @@ def _velocities(kin, v, base):
     """Centre-of-mass velocities and angular velocities (B, n + 1, 3), inertial axes, from
     the body twists ``v`` (body axes, velocity of ``O_i``)."""
     V, w = v[..., :3], v[..., 3:]
-    vel = mv(kin.R, V + np.cross(w, kin.rc))
+    vel = mv(kin.R, V + cross(w, kin.rc))
     omega = mv(kin.R, w)
     vel[:, 0] = 0.0 if base is None else base["velocity"]
     omega[:, 0] = 0.0 if base is None else base["angular_velocity"]
@@ -544,7 +544,7 @@ def _forces(model, k, kin, q, qd, t, base, v=None):
     f = mv(RT, F)
     out = np.empty(f.shape[:-1] + (6,))
     out[..., :3] = f
-    out[..., 3:] = mv(RT, Mc) + np.cross(kin.rc, f)  # moment about O_i: M_C + (C - O) x f
+    out[..., 3:] = mv(RT, Mc) + cross(kin.rc, f)  # moment about O_i: M_C + (C - O) x f
     out[:, 0] = 0.0
     return out
 
@@ -620,7 +620,7 @@ def _pdot_terms(model, k, kin, q, qd, v, mu, t, base):
         m_f, m_m = mu[:, c, :3], mu[:, c, 3:]
         V, om = v[:, c, :3], v[:, c, 3:]
         dw = w_rel - om
-        r = np.concatenate([np.cross(dw, m_f), np.cross(dw, m_m) - np.cross(V, m_f)], axis=-1)
+        r = np.concatenate([cross(dw, m_f), cross(dw, m_m) - cross(V, m_f)], axis=-1)
         out[:, j.v_slice] = mv(transpose(Ahat), mu[:, c]) + mv(transpose(A), r + Fs[:, c])
     if k.generalized:
         out += model.generalized_forces(q, qd, t)

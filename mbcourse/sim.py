@@ -36,6 +36,8 @@ import inspect
 from dataclasses import dataclass
 
 import numpy as np
+
+from .spatial import cross
 from scipy.integrate import solve_ivp
 
 from .errors import ShapeError, TopologyError
@@ -114,7 +116,7 @@ def momentum(model, q, qd, *, t=0.0):
     J = A[..., 1:, :, :] @ model.inertias() @ np.swapaxes(A[..., 1:, :, :], -1, -2)
     spin = (J @ omega[..., 1:, :, None])[..., 0]
     P = p_lin.sum(axis=-2)
-    H = (np.cross(r[..., 1:, :], p_lin) + spin).sum(axis=-2)
+    H = (cross(r[..., 1:, :], p_lin) + spin).sum(axis=-2)
     return state.result(P, "mb.sim.momentum"), state.result(H, "mb.sim.momentum")
 
 

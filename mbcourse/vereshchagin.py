@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import SingularSystemError
-from .spatial import skew
+from .spatial import cross, skew
 
 __all__ = ["RecursionData", "prepare", "forward_dynamics", "articulated"]
 
@@ -158,13 +158,6 @@ def prepare(model):
 
 
 # -------------------------------------------------------------------- kinematics
-_NEXT, _PREV = np.array([1, 2, 0]), np.array([2, 0, 1])
-
-
-def _cross(a, b):
-    """``a x b`` over the last axis (index arithmetic: ``np.cross`` is slow on small
-    arrays)."""
-    return a[..., _NEXT] * b[..., _PREV] - a[..., _PREV] * b[..., _NEXT]
 
 
 def _joint_motion(k, q, qd):
@@ -229,16 +222,16 @@ def _kinematics(k, q, qd, base):
     lever_c = -(Ac @ k.child_point[:, None, :, None])[..., 0]  # joint -> child C
     X = skew(-(lever_p + lever_c))  # -rho~, rho: parent C -> child C
     wp, wc = omega[par], omega[chi]
-    eps0 = Awb + _cross(wp, Omega)
-    a0 = (_cross(wp, _cross(wp, lever_p)) + _cross(eps0, lever_c) + _cross(wc, _cross(wc, lever_c))
+    eps0 = Awb + cross(wp, Omega)
+    a0 = (cross(wp, cross(wp, lever_p)) + cross(eps0, lever_c) + cross(wc, cross(wc, lever_c))
           + Asb)
     if k.other:
-        a0 += 2.0 * _cross(wp, Akv)
+        a0 += 2.0 * cross(wp, Akv)
     w0 = np.concatenate([a0, eps0], axis=-1)
     S = {}
     if k.rev.size:
         P = (Ap[k.rev] @ k.rev_axis[:, None, :, None])[..., 0]
-        S_rev = np.concatenate([_cross(P, lever_c[k.rev]), P], axis=-1)
+        S_rev = np.concatenate([cross(P, lever_c[k.rev]), P], axis=-1)
         S.update(zip(k.rev.tolist(), S_rev))
     for i, (p, kk) in pk.items():
         P, K = Ap[i] @ p, Ap[i] @ kk
@@ -257,8 +250,8 @@ def _positions_velocities(k, kin, base, velocities):
         r[c] = r[p] + kin.lever_p[i] + kin.lever_c[i]
     if not velocities:
         return r, None
-    rel = (_cross(kin.omega[k.parent], kin.lever_p) + kin.Akv
-           + _cross(kin.omega[k.child], kin.lever_c))
+    rel = (cross(kin.omega[k.parent], kin.lever_p) + kin.Akv
+           + cross(kin.omega[k.child], kin.lever_c))
     vel = np.empty(kin.omega.shape)
     vel[0] = 0.0 if base is None else base["velocity"]
     for i, (p, c) in enumerate(zip(k.parent, k.child)):
@@ -296,7 +289,7 @@ def _body_equations(model, k, kin, state, base):
     M[1:, :, 3:, 3:] = J
     Q = np.zeros((n + 1, B, 6))
     Q[1:, :, :3] = F[1:]
-    Q[1:, :, 3:] = Mo[1:] - _cross(omega[1:], (J @ omega[1:, ..., None])[..., 0])
+    Q[1:, :, 3:] = Mo[1:] - cross(omega[1:], (J @ omega[1:, ..., None])[..., 0])
     return M, Q
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..spatial import mv, transpose
+from ..spatial import cross, mv, transpose
 
 
 __all__ = [
@@ -130,14 +130,14 @@ def point_plane(n, rho_j, d, si, sj):
     rho_i = mv(Ai_T, rho0)  # (2.12)
     g = _dot(rho_i, n) - d
     nA = mv(si.A, n)  # n in inertial axes, i.e. n^T A_i^T as a row
-    Qi = np.concatenate([-nA, np.cross(n, rho_i)], axis=-1)  # n^T skew(rho) x = (n x rho) . x
+    Qi = np.concatenate([-nA, cross(n, rho_i)], axis=-1)  # n^T skew(rho) x = (n x rho) . x
     Aij = Ai_T @ sj.A
-    Qj = np.concatenate([nA, np.cross(rho_j, mv(transpose(Aij), n))], axis=-1)
-    drho0 = mv(sj.A, np.cross(sj.w, rho_j)) + sj.v - si.v  # (2.16)
+    Qj = np.concatenate([nA, cross(rho_j, mv(transpose(Aij), n))], axis=-1)
+    drho0 = mv(sj.A, cross(sj.w, rho_j)) + sj.v - si.v  # (2.16)
     wi = si.w
-    term = (2.0 * np.cross(wi, mv(Ai_T, drho0))
-            - np.cross(wi, np.cross(wi, rho_i))
-            - mv(Aij, np.cross(sj.w, np.cross(sj.w, rho_j))))
+    term = (2.0 * cross(wi, mv(Ai_T, drho0))
+            - cross(wi, cross(wi, rho_i))
+            - mv(Aij, cross(sj.w, cross(sj.w, rho_j))))
     b = _dot(term, n)
     return g, Qi, Qj, b
 
@@ -162,11 +162,11 @@ def perpendicular(u, w, c0, si, sj):
     u_in_j = mv(transpose(Aij), u)
     g = _dot(w_in_i, u) - c0
     zero = np.zeros_like(w_in_i)
-    Qi = np.concatenate([zero, np.cross(u, w_in_i)], axis=-1)
-    Qj = np.concatenate([zero, np.cross(w, u_in_j)], axis=-1)
-    dw_in_i = -np.cross(si.w, w_in_i) + mv(Aij, np.cross(sj.w, w))
-    du_in_j = -np.cross(sj.w, u_in_j) + mv(transpose(Aij), np.cross(si.w, u))
-    b = -(_dot(np.cross(u, dw_in_i), si.w) + _dot(np.cross(w, du_in_j), sj.w))
+    Qi = np.concatenate([zero, cross(u, w_in_i)], axis=-1)
+    Qj = np.concatenate([zero, cross(w, u_in_j)], axis=-1)
+    dw_in_i = -cross(si.w, w_in_i) + mv(Aij, cross(sj.w, w))
+    du_in_j = -cross(sj.w, u_in_j) + mv(transpose(Aij), cross(si.w, u))
+    b = -(_dot(cross(u, dw_in_i), si.w) + _dot(cross(w, du_in_j), sj.w))
     return g, Qi, Qj, b
 
 
@@ -225,14 +225,14 @@ def screw(n, rho_j, d, pitch, u1, u2, w1, si, sj):
     x, y = _dot(m, u1), _dot(m, u2)
     rho2 = (x * x + y * y)[..., None]
     s = x[..., None] * u2 - y[..., None] * u1
-    c = np.cross(m, s) / rho2  # dtheta/dt = c . Omega
+    c = cross(m, s) / rho2  # dtheta/dt = c . Omega
     R_wj = mv(R, sj.w)
     Omega = R_wj - si.w
-    dm = np.cross(Omega, m)
+    dm = cross(Omega, m)
     dx, dy = _dot(dm, u1), _dot(dm, u2)
     ds = dx[..., None] * u2 - dy[..., None] * u1
-    dc = (np.cross(dm, s) + np.cross(m, ds) - 2.0 * (x * dx + y * dy)[..., None] * c) / rho2
-    b_theta = _dot(c, np.cross(si.w, R_wj)) - _dot(Omega, dc)
+    dc = (cross(dm, s) + cross(m, ds) - 2.0 * (x * dx + y * dy)[..., None] * c) / rho2
+    b_theta = _dot(c, cross(si.w, R_wj)) - _dot(Omega, dc)
     h = np.asarray(pitch, dtype=float)
     zero = np.zeros_like(c)
     Qi = Qi - h[..., None] * np.concatenate([zero, -c], axis=-1)
@@ -265,7 +265,7 @@ def relative_rotation_row(n, si, sj):
     zero = np.zeros(si.w.shape)
     Qi = np.concatenate([zero, -np.broadcast_to(n, si.w.shape)], axis=-1)
     Qj = np.concatenate([zero, mv(transpose(Aij), n)], axis=-1)
-    b = _dot(np.cross(si.w, mv(Aij, sj.w)), n)
+    b = _dot(cross(si.w, mv(Aij, sj.w)), n)
     return Qi, Qj, b
 
 

@@ -58,7 +58,7 @@ import numpy as np
 
 from ..errors import InconsistentStateError, ModelError, ShapeError
 from ..joints import perpendicular_basis
-from ..spatial import mv, transpose
+from ..spatial import cross, mv, transpose
 from . import constraints as C
 
 __all__ = [
@@ -444,9 +444,9 @@ def joint_coordinates(model, states, q_ref=None):
         q[:, j.q_slice] = qa
         if j.nv == 0:
             continue
-        dd = (states.v[:, c] + np.cross(omega[:, c], lever_c)
-              - states.v[:, i] - np.cross(omega[:, i], lever_i))
-        zdot = mv(AiT, dd - np.cross(omega[:, i], d))
+        dd = (states.v[:, c] + cross(omega[:, c], lever_c)
+              - states.v[:, i] - cross(omega[:, i], lever_i))
+        zdot = mv(AiT, dd - cross(omega[:, i], d))
         qd[:, j.v_slice] = j.speeds_from_rates(qa, mv(AiT, omega[:, c] - omega[:, i]), zdot)
     return q, qd
 
@@ -578,7 +578,7 @@ def joint_wrenches(model, states, q, tau):
         P = states.r[:, j.child] + mv(states.A[:, j.child], j.child_point)
         for body, sign in ((j.child, 1.0), (j.parent, -1.0)):
             F[:, body] += sign * f
-            Mo[:, body] += sign * (np.cross(P - states.r[:, body], f) + m)
+            Mo[:, body] += sign * (cross(P - states.r[:, body], f) + m)
     return F, Mo
 
 
@@ -674,7 +674,7 @@ def _mass_and_forces(model, prep, states, t, planar, extra, q, qd):
     M[:, 3:, 3:] = inertias
     w = states.w[:, 1:]
     M_body = mv(transpose(states.A[:, 1:]), Mw[:, 1:])
-    gyro = np.cross(w, mv(inertias, w))
+    gyro = cross(w, mv(inertias, w))
     return M, np.concatenate([Fw[:, 1:], M_body - gyro], axis=-1)
 
 
@@ -815,13 +815,13 @@ def joint_accelerations(model, states, ddX, q, qd, planar=False):
         w_bias, s_bias = j.bias(qa, va)
         wi = omega[:, i]
         rel_omega = mv(Ai, mv(p, va))
-        d_omega = alpha[:, c] - alpha[:, i] - np.cross(wi, rel_omega) - mv(Ai, w_bias)
+        d_omega = alpha[:, c] - alpha[:, i] - cross(wi, rel_omega) - mv(Ai, w_bias)
         L = mv(Ai, j.parent_point + j.z(qa))
         lc = mv(Ac, j.child_point)
         wc = omega[:, c]
-        acc_child_point = acc[:, c] + np.cross(alpha[:, c], lc) + np.cross(wc, np.cross(wc, lc))
-        acc_carried = (acc[:, i] + np.cross(alpha[:, i], L) + np.cross(wi, np.cross(wi, L))
-                       + 2.0 * np.cross(wi, mv(Ai, mv(k, va))) + mv(Ai, s_bias))
+        acc_child_point = acc[:, c] + cross(alpha[:, c], lc) + cross(wc, cross(wc, lc))
+        acc_carried = (acc[:, i] + cross(alpha[:, i], L) + cross(wi, cross(wi, L))
+                       + 2.0 * cross(wi, mv(Ai, mv(k, va))) + mv(Ai, s_bias))
         d_z = acc_child_point - acc_carried
         AiT = transpose(Ai)
         rhs = np.concatenate([mv(AiT, d_omega), mv(AiT, d_z)], axis=-1)
@@ -976,7 +976,7 @@ def reactions(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None,
             force[:, :2], moment_c[:, 2] = wrench[:, :2], wrench[:, 2]
         else:
             force, moment_c = wrench[:, :3], mv(Ac, wrench[:, 3:])
-        moment_P = moment_c - np.cross(mv(Ac, j.child_point), force)
+        moment_P = moment_c - cross(mv(Ac, j.child_point), force)
         to_child, to_parent = transpose(Ac), transpose(Ai)
         what = f"mb.cartesian.reactions (joint {j.name!r})"
         out[j.name] = {

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelError, SingularSystemError
-from ..spatial import mv, transpose
+from ..spatial import cross, mv, transpose
 from . import barycentre as bc
 from . import general
 from .spherical import joint_axes
@@ -120,11 +120,11 @@ def _matrices(model, data, q, qd, t, kin):
     K = K.transpose(0, 1, 3, 2, 4).reshape(-1, 3 * n, 3 * n)
     w = omega[:, 1:]
     F, Mext = model.applied_wrenches(q, qd=qd, t=t, poses=(r, A), velocities=(vel, omega))
-    cen = np.cross(w[:, None], np.cross(w[:, None], bji))  # w_j x (w_j x b_ji) at [b, i, j]
+    cen = cross(w[:, None], cross(w[:, None], bji))  # w_j x (w_j x b_ji) at [b, i, j]
     offdiag = ~np.eye(n, dtype=bool)
-    rhs = (-np.cross(w, mv(KW, w))
-           + M * np.einsum("ij,bijx->bix", offdiag, np.cross(bW, cen))
-           + np.einsum("bijx->bix", np.cross(bW, F[:, None, 1:]))
+    rhs = (-cross(w, mv(KW, w))
+           + M * np.einsum("ij,bijx->bix", offdiag, cross(bW, cen))
+           + np.einsum("bijx->bix", cross(bW, F[:, None, 1:]))
            + Mext[:, 1:])
     return K, rhs, F
 
@@ -216,9 +216,9 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
         body1 = root.child - 1
         c11 = mv(A[:, root.child], root.child_point)
         w = omega[:, 1:]
-        acc_1 = acc_C + np.sum(np.cross(eps, b_j1) + np.cross(w, np.cross(w, b_j1)), axis=1)
-        ddz = (acc_1 + np.cross(eps[:, body1], c11)
-               + np.cross(w[:, body1], np.cross(w[:, body1], c11)))
+        acc_1 = acc_C + np.sum(cross(eps, b_j1) + cross(w, cross(w, b_j1)), axis=1)
+        ddz = (acc_1 + cross(eps[:, body1], c11)
+               + cross(w[:, body1], cross(w[:, body1], c11)))
         out[:, root.v_slice.start:root.v_slice.start + 3] = mv(transpose(A[:, 0]), ddz)
     return state.result(out, "mb.tree.floating.forward_dynamics")
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ..errors import ShapeError, SingularSystemError
-from ..spatial import mv, transpose
+from ..spatial import cross, mv, transpose
 
 __all__ = ["TreeStructure", "prepare", "TreeTerms", "terms", "mass_matrix", "bias_forces",
            "forward_dynamics", "inverse_dynamics", "driven", "jacobians", "equations_from_terms"]
@@ -190,7 +190,7 @@ def _terms(model, data, q, qd, t):
     omega[:, 0] = omega0
     omega[:, 1:] = omega0 - T.T @ Omega
     # f_a = w_a + omega_{i-(a)} x Omega_a (3.82); bias of (3.120)
-    f = w_bias + np.cross(omega[:, data.child], Omega)
+    f = w_bias + cross(omega[:, data.child], Omega)
     alpha = np.empty((B, n + 1, 3))
     alpha[:, 0] = domega0
     alpha[:, 1:] = domega0 - T.T @ f
@@ -198,20 +198,20 @@ def _terms(model, data, q, qd, t):
     W = S[None, :, :, None] * Cstar  # (B, n+1, m, 3)
     dstar = T.T @ W  # (B, n+1, n, 3)
     # centre-of-mass accelerations at qdd = 0: second derivative of r_j = r_0 - sum_k d*_kj
-    ddC = (np.cross(alpha[:, :, None], Cstar)
-           + np.cross(omega[:, :, None], np.cross(omega[:, :, None], Cstar)))
-    ddC[:, data.parent, np.arange(m)] += 2.0 * np.cross(omega[:, data.parent], Kv) + s_bias
+    ddC = (cross(alpha[:, :, None], Cstar)
+           + cross(omega[:, :, None], cross(omega[:, :, None], Cstar)))
+    ddC[:, data.parent, np.arange(m)] += 2.0 * cross(omega[:, data.parent], Kv) + s_bias
     acc_bias = acc0 - T.T @ np.sum(S[None, :, :, None] * ddC, axis=1)
     # Jacobians: Phi_{(al), j} = p_al x sum_k T_ak d*_kj - k_al T_aj (3.163)
     TD = (T @ dstar[:, 1:].reshape(B, n, 3 * n)).reshape(B, m, n, 3)  # sum_k T_ak d*_kj
     Tdof = T[data.dof_joint]  # (N, n)
-    Jv = np.cross(P[:, :, None], TD[:, data.dof_joint]) - Tdof[None, :, :, None] * K[:, :, None]
+    Jv = cross(P[:, :, None], TD[:, data.dof_joint]) - Tdof[None, :, :, None] * K[:, :, None]
     Jw = -Tdof[None, :, :, None] * P[:, :, None]
     Jv, Jw = np.swapaxes(Jv, 1, 2), np.swapaxes(Jw, 1, 2)  # (B, n, N, 3)
     # velocities of the centres of mass: dr_j = v_0 + omega_0 x (r_j - r_0) + Phi^T qd
     vel = np.empty((B, n + 1, 3))
     vel[:, 0] = vel0
-    vel[:, 1:] = (vel0 + np.cross(omega0, r[:, 1:] - r[:, :1])
+    vel[:, 1:] = (vel0 + cross(omega0, r[:, 1:] - r[:, :1])
                   + mv(transpose(Jv), qd[:, None, :]))
     return TreeTerms(r, A, vel, omega, P, K, Cstar, dstar, Jv, Jw, acc_bias, alpha[:, 1:])
 
@@ -315,7 +315,7 @@ def equations_from_terms(model, tt, F=None, M=None):
     Amat = np.sum(m[:, None, None] * (JvT @ Jv) + JwT @ I @ Jw, axis=1)  # (3.167)
     w = tt.omega[:, 1:]
     lin = -m[:, None] * tt.acc_bias
-    ang = -mv(I, tt.alpha_bias) - np.cross(w, mv(I, w))
+    ang = -mv(I, tt.alpha_bias) - cross(w, mv(I, w))
     if F is not None:
         lin = lin + F[:, 1:]
         ang = ang + M[:, 1:]

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SingularSystemError
-from ..spatial import mv, skew, transpose
+from ..spatial import cross, mv, skew, transpose
 from . import barycentre as bc
 from . import general
 
@@ -173,7 +173,7 @@ def _base_accelerations(model, kin, t):
     base = model.base_motion.state(t)
     w0, dw0 = base["angular_velocity"], base["angular_acceleration"]
     c0 = kin.c0W
-    return base["acceleration"] + np.cross(dw0, c0) + np.cross(w0, np.cross(w0, c0))
+    return base["acceleration"] + cross(dw0, c0) + cross(w0, cross(w0, c0))
 
 
 def _M0(model, data, kin, F, Mext, acc0):
@@ -182,17 +182,17 @@ def _M0(model, data, kin, F, Mext, acc0):
     w = kin.omega[:, 1:]
     M = model.masses().sum()
     prec = data.bary.precedes
-    cen_b = np.cross(w, np.cross(w, b0W))  # w_j x (w_j x b_j0)
+    cen_b = cross(w, cross(w, b0W))  # w_j x (w_j x b_j0)
     # sum over s_i < s_j of d_ij x (w_j x (w_j x b_j0))
-    tot = np.einsum("ij,bijx->bix", prec, np.cross(dW, cen_b[:, None]))
+    tot = np.einsum("ij,bijx->bix", prec, cross(dW, cen_b[:, None]))
     # -ddr_0 + sum over s_j < s_i of w_j x (w_j x d_ji)
-    cen_d = np.cross(w[:, :, None], np.cross(w[:, :, None], dW))  # [b, j, i]
+    cen_d = cross(w[:, :, None], cross(w[:, :, None], dW))  # [b, j, i]
     acc = -acc0 + np.einsum("ji,bjix->bix", prec, cen_d)
     # sum over s_i <= s_j of d_ij x F_j
     reach = prec | np.eye(n, dtype=bool)
-    force = np.einsum("ij,bijx->bix", reach, np.cross(dW, F[:, None, 1:]))
-    return (-np.cross(w, mv(kin.KW, w)) + Mext[:, 1:]
-            - M * (tot + np.cross(b0W, acc)) - force)
+    force = np.einsum("ij,bijx->bix", reach, cross(dW, F[:, None, 1:]))
+    return (-cross(w, mv(kin.KW, w)) + Mext[:, 1:]
+            - M * (tot + cross(b0W, acc)) - force)
 
 
 def _forces(model, kin, t):
@@ -277,7 +277,7 @@ def joint_axes(model, q, qd, A, omega):
         Pa = Ai @ j.p(qa)
         P[:, j.v_slice] = transpose(Pa)
         wb, _ = j.bias(qa, va)
-        f[:, j.index] = mv(Ai, wb) + np.cross(omega[:, j.child], mv(Pa, va))
+        f[:, j.index] = mv(Ai, wb) + cross(omega[:, j.child], mv(Pa, va))
     return P, f
 
 
@@ -296,10 +296,10 @@ def _slides(model, data, kin, F, acc0):
         Ka = Ai @ j.k(qa)  # (B, 3, nv_a)
         proj[:, j.v_slice, 3 * k:3 * k + 3] = transpose(Ka)
         _, sb = j.bias(qa, va)
-        lam[:, k] = 2.0 * np.cross(kin.omega[:, j.parent], mv(Ka, va)) + mv(Ai, sb)
+        lam[:, k] = 2.0 * cross(kin.omega[:, j.parent], mv(Ka, va)) + mv(Ai, sb)
     # centre-of-mass accelerations at domega = lambda = 0: a0_j = ddr_0 - sum_k w_k x (w_k x d_kj)
     w = kin.omega[:, 1:]
-    a0 = acc0 - np.sum(np.cross(w[:, :, None], np.cross(w[:, :, None], kin.dW)), axis=1)
+    a0 = acc0 - np.sum(cross(w[:, :, None], cross(w[:, :, None], kin.dW)), axis=1)
     R = np.einsum("aj,bjx->bax", data.T_slide, m[:, None] * a0 - F[:, 1:])
     return Gx, np.kron(data.mu, np.eye(3)), proj, lam.reshape(B, 3 * s), R.reshape(B, 3 * s)
 
