@@ -1013,8 +1013,8 @@ class Model:
             _, cut = g.spanning_tree()
             raise TopologyError(
                 f"{method} needs a tree, but joints {[self._joints[a].name for a in cut]} close "
-                "loops; use mb.cartesian.forward_dynamics (constraint rows handle loops) or cut "
-                "those joints (the cut-joint method of section 3.6)"
+                "loops; use mb.loops.forward_dynamics (the cut-joint method of section 3.6) or "
+                "mb.cartesian.forward_dynamics (constraint rows handle loops)"
             )
         return g
 

@@ -17,9 +17,8 @@ stays constant for a passive model), linear and angular momentum.
 
 Closed loops: the coordinates of a model whose joints close loops are not independent, and
 integrating them as if they were drifts off the loop constraints. :func:`simulate` refuses
-such models up front; integrate them with :func:`mbcourse.cartesian.simulate` (absolute
-coordinates, stabilization and projection). The generalized-coordinate route for loops
-(cut joints) is chapter 6.
+such models up front; integrate them with :func:`mbcourse.loops.simulate` (cut joints,
+chapter 6) or :func:`mbcourse.cartesian.simulate` (absolute coordinates).
 
 Examples
 --------
@@ -288,7 +287,7 @@ def simulate(model, forward_dynamics, t_span, q0, qd0, tau=None, *, method="DOP8
     ------
     TopologyError
         For a model whose joints close loops: integrate it with
-        :func:`mbcourse.cartesian.simulate`.
+        :func:`mbcourse.loops.simulate` or :func:`mbcourse.cartesian.simulate`.
     """
     data = prepare(model)
     if data.loop_joints:
@@ -296,8 +295,9 @@ def simulate(model, forward_dynamics, t_span, q0, qd0, tau=None, *, method="DOP8
             f"mb.sim.simulate integrates independent generalized coordinates, but joints "
             f"{list(data.loop_joints)} close loops: their coordinates are tied by the loop "
             "constraints and would drift off them. Integrate closed loops with "
-            "mb.cartesian.simulate (absolute coordinates with stabilization and projection); "
-            "the generalized-coordinate route for loops (cut joints) is chapter 6"
+            "mb.loops.simulate (the cut-joint method of chapter 6, with projection, "
+            "coordinate partitioning or Baumgarte stabilization) or mb.cartesian.simulate "
+            "(absolute coordinates)"
         )
     t0, t1, q0, qd0, tau_fn = initial_state(model, t_span, q0, qd0, tau)
     nq, nv = model.nq, model.nv
