@@ -28,6 +28,7 @@ FORMULATIONS = {
     "vereshchagin": mb.vereshchagin.forward_dynamics,
     "cartesian-dense": _cartesian("dense"),
     "cartesian-ldlt": _cartesian("ldlt"),
+    "loops": mb.loops.forward_dynamics,  # a tree is a mechanism with no cut joints
 }
 
 
