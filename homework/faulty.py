@@ -33,6 +33,7 @@ FAULTS = {
     "ch3_tree": ["shape", "loop", "nan"],
     "ch4_recursion": ["nan", "raise", "shape"],
     "ch5_inertial": ["nan", "shape", "loop"],
+    "ch6_loops": ["nan", "raise", "shape"],
 }
 
 

@@ -805,12 +805,271 @@ CH5 = [
     """),
 ]
 
+# --------------------------------------------------------------------------- chapter 6
+FOUR_BAR = """
+    def four_bar_model(links):
+        \"\"\"The planar four-bar with links = (d, a, b, c) in metres: ground O-C, crank O-A,
+        coupler A-B, rocker C-B; O at the origin, C = (d, 0). Joints (revolute about z), in
+        this order: O (ground-crank), A (crank-coupler), C (ground-rocker) -- the reduced
+        tree -- and B (coupler-rocker), the joint we cut. Model coordinates (q1, q2, q3, q_B).\"\"\"
+        d, a, b, c = links
+        model = mb.Model(gravity=(0.0, -9.81, 0.0))
+        for name, length in (("crank", a), ("coupler", b), ("rocker", c)):  # uniform bars
+            model.add_body(name, 2.0 * length, mb.models.bar_inertia(2.0 * length, length))
+        z = (0.0, 0.0, 1.0)
+        model.add_joint("O", "revolute", "ground", "crank", child_point=(-a / 2, 0, 0), axis=z)
+        model.add_joint("A", "revolute", "crank", "coupler", parent_point=(a / 2, 0, 0),
+                        child_point=(-b / 2, 0, 0), axis=z)
+        model.add_joint("C", "revolute", "ground", "rocker", parent_point=(d, 0, 0),
+                        child_point=(-c / 2, 0, 0), axis=z)
+        model.add_joint("B", "revolute", "coupler", "rocker", parent_point=(b / 2, 0, 0),
+                        child_point=(c / 2, 0, 0), axis=z)
+        return model
+
+
+    def closed(model, q_guess):
+        \"\"\"Tree coordinates (3,) near q_guess that close the loop, q1 held (mb.loops.assemble).\"\"\"
+        q, _ = mb.loops.assemble(model, np.r_[q_guess, 0.0], independent=["O.angle"], cut=["B"])
+        return q[:3]
+
+
+    def jacobian_fd(fun, q, h=1e-6):
+        \"\"\"Central differences: column k is (fun(q + h e_k) - fun(q - h e_k)) / (2 h).\"\"\"
+        q = np.asarray(q, dtype=float)
+        return np.stack([(np.asarray(fun(q + h * e), dtype=float)
+                          - np.asarray(fun(q - h * e), dtype=float)) / (2 * h)
+                         for e in np.eye(len(q))], axis=-1)
+"""
+
+# The hidden tests' reference: the gap B' - B'' and its Jacobian from the library's body
+# poses and body velocity Jacobians (kinematics(...).X: rows vx, vy, wz of every body).
+LIBRARY_ROWS = """
+    def library_rows(mdl, q):
+        \"\"\"(f, H) of the cut joint B from the library's body poses and Jacobians.\"\"\"
+        qf = np.r_[q, 0.0]
+        r, A = mdl.body_poses(qf)
+        X = mb.loops.kinematics(mdl, qf, cut=["B"]).X[0]
+        pB, cB = A[2] @ mdl.joint("B").parent_point, A[3] @ mdl.joint("B").child_point
+        point = lambda k, p: X[k, :2] + np.outer([-p[1], p[0]], X[k, 2])
+        return (r[2] + pB - r[3] - cB)[:2], point(2, pB) - point(3, cB)
+"""
+
+# Other linkages (d, a, b, c) of the hidden tests, with a guess near a closed configuration.
+CASES6 = "[((0.5, 0.12, 0.45, 0.3), [2.0, -1.0, 1.5]), ((0.3, 0.2, 0.35, 0.25), [-1.0, 2.5, 1.5])]"
+
+
+def _block(code):
+    """Code inserted into a test-cell template at 4 spaces of indentation."""
+    return textwrap.indent(textwrap.dedent(code).strip(), "    ").lstrip()
+
+
+_ns6 = {"np": np, "mb": mb}
+exec(textwrap.dedent(FOUR_BAR) + textwrap.dedent(LIBRARY_ROWS), _ns6)
+_links6 = (0.4, 0.1, 0.35, 0.3)
+_fb6 = _ns6["four_bar_model"](_links6)
+_q_open6 = np.array([0.6, 0.9, 1.8])
+_q_closed6 = _ns6["closed"](_fb6, [0.6, 1.2, 1.9])
+_f_open6, _H_open6 = _ns6["library_rows"](_fb6, _q_open6)
+_H_lib6 = mb.loops.constraints(_fb6, np.r_[_q_closed6, 0.0], cut=["B"])["H"]
+_qd6 = np.array([1.0, -0.5, 2.0])
+_v6 = _qd6 - np.linalg.pinv(_H_lib6) @ (_H_lib6 @ _qd6)
+
+CH6 = [
+    md("""
+    # Homework 6 — closed loops: the cut-joint method (10 points)
+
+    A planar four-bar: the ground link $OC$ of length $d$ ($O$ at the origin, $C = (d, 0)$),
+    the crank $OA$ (length $a$), the coupler $AB$ (length $b$) and the rocker $CB$ (length
+    $c$), joined by revolute joints about $z$. Its graph has a cycle. The cut-joint method
+    (Yudintsev 3.6) cuts one joint of the loop — here joint $B$ between the coupler and the
+    rocker — and keeps the tree that is left, the *reduced system*, with the coordinates
+    of its joints $O$, $A$, $C$:
+
+    $$q = (q_1, q_2, q_3):\\quad q_1 \\text{ crank angle from the } x \\text{ axis}, \\quad
+      q_2 \\text{ coupler angle relative to the crank}, \\quad
+      q_3 \\text{ rocker angle from the } x \\text{ axis}.$$
+
+    So the **absolute** angles are $\\varphi_1 = q_1$, $\\varphi_2 = q_1 + q_2$,
+    $\\varphi_3 = q_3$. The cut joint still has to hold: the coupler's end point
+    $B' = a\\,e(\\varphi_1) + b\\,e(\\varphi_2)$ must coincide with the rocker's end point
+    $B'' = (d, 0) + c\\,e(\\varphi_3)$, where $e(\\varphi) = (\\cos\\varphi, \\sin\\varphi)$.
+    These are the two loop-closure rows of the cut joint,
+
+    $$f(q) = B'(q) - B''(q) = 0 \\qquad \\text{(ground axes; the coupler's point minus the rocker's)},$$
+
+    with the Jacobian $H = \\partial f / \\partial q$ (3.191), a $2 \\times 3$ matrix: speeds
+    are consistent when $H \\dot q = 0$, and the reactions of the cut joint enter the
+    reduced system's equations as $H^T \\lambda$: $-A \\ddot q + B + H^T \\lambda = 0$,
+    $H \\ddot q = \\gamma$.
+
+    The library writes the same two conditions in the coupler's axes and with the opposite
+    sign: `mb.loops.constraints(model, np.r_[q, 0.0], cut=["B"])` returns
+    $f_{lib} = -A_2^T f$ ($A_2$ the coupler's rotation) — the same zeros and the same length
+    $|f_{lib}| = |f|$ — and, at a closed configuration, $H_{lib} = -A_2^T H$: the same row
+    space, hence the same consistent speeds. (The fourth entry of the Model's coordinates is
+    the angle of the cut joint $B$ itself; the rows do not read it.)
+    """),
+    md(HEADER),
+    SETUP,
+    given("four_bar", FOUR_BAR + """
+
+    links = (0.4, 0.1, 0.35, 0.3)                 # d, a, b, c (m)
+    model = four_bar_model(links)
+    q_open = np.array([0.6, 0.9, 1.8])            # (q1, q2, q3): the loop is open here
+    q_closed = closed(model, [0.6, 1.2, 1.9])     # crank at 0.6 rad, loop closed
+    """),
+    task("cut_rows", 3, """
+    ## Task 1 (3 points): the rows of the cut joint
+
+    Write `cut_rows(q, links)` returning $f = B' - B''$ (shape `(2,)`, ground axes) at the
+    tree coordinates `q` $= (q_1, q_2, q_3)$ (mind: $q_2$ is relative to the crank) for
+    `links` $= (d, a, b, c)$. It is zero exactly when the loop is closed.
+    """, """
+    def cut_rows(q, links):
+        \"\"\"f = B' - B'' (ground axes), shape (2,), at the tree coordinates q = (q1, q2, q3).\"\"\"
+        ### BEGIN SOLUTION
+        d, a, b, c = links
+        phi1, phi2, phi3 = q[0], q[0] + q[1], q[2]  # absolute angles
+        return np.array([a * np.cos(phi1) + b * np.cos(phi2) - d - c * np.cos(phi3),
+                         a * np.sin(phi1) + b * np.sin(phi2) - c * np.sin(phi3)])
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "B' = a e(q1) + b e(q1 + q2), B'' = (d, 0) + c e(q3) with e(phi) = (cos phi, sin phi); f = B' - B''"
+    f = check_call("cut_rows", globals().get("cut_rows"), q_open, links, timeout=TIMEOUT)
+    check("f at q_open", f, {lit(_f_open6)}, hint=hint)
+    f = check_call("cut_rows", globals().get("cut_rows"), q_closed, links, timeout=TIMEOUT)
+    check("f at q_closed", f, [0, 0], hint=hint)
+    print("cut_rows: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    {_block(LIBRARY_ROWS)}
+    rng = np.random.default_rng(616)
+    for lk, guess in {CASES6}:
+        mdl = four_bar_model(lk)
+        for trial in range(3):
+            q_h = rng.uniform(-np.pi, np.pi, 3)
+            f = check_call("cut_rows", globals().get("cut_rows"), q_h, lk, timeout=TIMEOUT)
+            check("f", f, library_rows(mdl, q_h)[0], hint=hint)
+            f_lib = mb.loops.constraints(mdl, np.r_[q_h, 0.0], cut=["B"])["f"]
+            check("|f| (the length of the library's rows)", np.linalg.norm(f), np.linalg.norm(f_lib), hint=hint)
+        q_h = closed(mdl, guess)
+        f = check_call("cut_rows", globals().get("cut_rows"), q_h, lk, timeout=TIMEOUT)
+        check("f at a closed configuration", f, np.zeros(2), hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("H_matrix", 4, """
+    ## Task 2 (4 points): the Jacobian $H$
+
+    Write `H_matrix(q, links)` returning $H = \\partial f / \\partial q$ (shape `(2, 3)`,
+    row $i$ = gradient of $f_i$ over $(q_1, q_2, q_3)$), differentiated by hand. Check it
+    with `jacobian_fd(lambda q: cut_rows(q, links), q_open)`; the hidden tests also compare
+    the row space of your $H$ with the library's at closed configurations.
+    """, """
+    def H_matrix(q, links):
+        \"\"\"H = df/dq of cut_rows, shape (2, 3).\"\"\"
+        ### BEGIN SOLUTION
+        d, a, b, c = links
+        phi1, phi2, phi3 = q[0], q[0] + q[1], q[2]  # absolute angles
+        return np.array([[-a * np.sin(phi1) - b * np.sin(phi2), -b * np.sin(phi2), c * np.sin(phi3)],
+                         [a * np.cos(phi1) + b * np.cos(phi2), b * np.cos(phi2), -c * np.cos(phi3)]])
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "H[i, k] = df_i/dq_k: q1 turns the crank and the coupler, q2 only the coupler, q3 only the rocker"
+    tight = " (differentiate by hand: finite differences are not accurate enough)"
+    H = check_call("H_matrix", globals().get("H_matrix"), q_open, links, timeout=TIMEOUT)
+    check("H at q_open", H, {lit(_H_open6)}, rtol=1e-10, atol=1e-12, hint=hint + tight)
+    own = jacobian_fd(lambda q: check_call("cut_rows", globals().get("cut_rows"), q, links, timeout=TIMEOUT), q_open)
+    check("H (central differences of your cut_rows)", H, own, rtol=1e-6, atol=1e-8,
+          hint="H must be the derivative of your f")
+    print("H_matrix: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    {_block(LIBRARY_ROWS)}
+
+    def row_projector(M):
+        M = np.asarray(M, dtype=float)
+        return M.T @ np.linalg.solve(M @ M.T, M)
+
+    rng = np.random.default_rng(626)
+    for lk, guess in {CASES6}:
+        mdl = four_bar_model(lk)
+        for trial in range(3):
+            q_h = rng.uniform(-np.pi, np.pi, 3)
+            H = check_call("H_matrix", globals().get("H_matrix"), q_h, lk, timeout=TIMEOUT)
+            check("H", H, library_rows(mdl, q_h)[1], rtol=1e-10, atol=1e-12, hint=hint + tight)
+            own = jacobian_fd(lambda q: check_call("cut_rows", globals().get("cut_rows"), q, lk,
+                                                   timeout=TIMEOUT), q_h)
+            check("H (central differences of your cut_rows)", H, own, rtol=1e-6, atol=1e-8,
+                  hint="H must be the derivative of your f")
+        q_h = closed(mdl, guess)
+        H = check_call("H_matrix", globals().get("H_matrix"), q_h, lk, timeout=TIMEOUT)
+        check("H at a closed configuration", H, library_rows(mdl, q_h)[1], hint=hint)
+        H_lib = mb.loops.constraints(mdl, np.r_[q_h, 0.0], cut=["B"])["H"]
+        check("rank of H", np.linalg.matrix_rank(H), np.linalg.matrix_rank(H_lib), hint=hint)
+        check("projector onto the rows of H (the library's consistent speeds)", row_projector(H),
+              row_projector(H_lib), hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("project_velocity", 3, """
+    ## Task 3 (3 points): projecting the speeds
+
+    Integrated numerically, the speeds drift off $H \\dot q = 0$. The projection used by
+    `mb.loops.simulate(..., stabilization="projection")` after every step replaces them by
+    the nearest consistent speeds (minimum norm of the correction):
+
+    $$v = \\dot q - H^T (H H^T)^{-1} H \\dot q .$$
+
+    Write `project_velocity(H, qd)` returning $v$ for any $H$ with full row rank (shape
+    `(k, N)`, `qd` shape `(N,)`). Solve a linear system instead of inverting $H H^T$.
+    The result must depend on the row space of $H$ only (rows in any combination).
+    """, """
+    def project_velocity(H, qd):
+        \"\"\"The speeds nearest to qd with H v = 0, shape (N,).\"\"\"
+        ### BEGIN SOLUTION
+        H, qd = np.asarray(H, dtype=float), np.asarray(qd, dtype=float)
+        return qd - H.T @ np.linalg.solve(H @ H.T, H @ qd)
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "solve (H H^T) y = H qd, then v = qd - H^T y; the rows of H need not be orthonormal"
+    H_lib = mb.loops.constraints(model, np.r_[q_closed, 0.0], cut=["B"])["H"]
+    v = check_call("project_velocity", globals().get("project_velocity"), H_lib, np.array({lit(_qd6)}, dtype=float),
+                   timeout=TIMEOUT)
+    check("v", v, {lit(_v6)}, hint=hint)
+    check("H v (the loop stays closed)", H_lib @ np.asarray(v, dtype=float), [0, 0], hint=hint)
+    print("project_velocity: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(636)
+    for lk, guess in {CASES6}:
+        mdl = four_bar_model(lk)
+        q_h = closed(mdl, guess)
+        H_h = mb.loops.constraints(mdl, np.r_[q_h, 0.0], cut=["B"])["H"]
+        for trial in range(2):
+            qd_h = rng.normal(size=3)
+            ref = qd_h - np.linalg.pinv(H_h) @ (H_h @ qd_h)
+            v = check_call("project_velocity", globals().get("project_velocity"), H_h, qd_h, timeout=TIMEOUT)
+            check("v", v, ref, hint=hint)
+            fdot = mb.loops.constraints(mdl, np.r_[q_h, 0.0], np.r_[v, 0.0], cut=["B"])["fdot"]
+            check("the library's fdot at your speeds", fdot, np.zeros(2), hint=hint)
+            mix = rng.normal(size=(2, 2)) + 3.0 * np.eye(2)  # other rows, the same row space
+            v = check_call("project_velocity", globals().get("project_velocity"), mix @ H_h, qd_h,
+                           timeout=TIMEOUT)
+            check("v (rows of H combined)", v, ref, hint=hint)
+    for k, N in [(1, 4), (3, 6), (2, 5)]:
+        H_h, qd_h = rng.normal(size=(k, N)), rng.normal(size=N)
+        v = check_call("project_velocity", globals().get("project_velocity"), H_h, qd_h, timeout=TIMEOUT)
+        check("v", v, qd_h - np.linalg.pinv(H_h) @ (H_h @ qd_h), hint=hint)
+    ### END HIDDEN TESTS
+    """),
+]
+
 ASSIGNMENTS = {
     "ch1_graphs": CH1,
     "ch2_cartesian": CH2,
     "ch3_tree": CH3,
     "ch4_recursion": CH4,
     "ch5_inertial": CH5,
+    "ch6_loops": CH6,
 }
 
 

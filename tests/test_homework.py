@@ -1,6 +1,6 @@
 """The nbgrader homework pipeline (homework/, `make homework`), run once for the module.
 
-The pipeline releases the five assignments, autogrades a reference, a blank and a faulty
+The pipeline releases the six assignments, autogrades a reference, a blank and a faulty
 submission of each, and exports grades.csv. Checked here: the scores (reference = full
 marks, blank = faulty = 0; nbgrader's exit codes are not trusted), that no release or
 feedback page leaks a solution or a hidden test, that a faulty submission is told what is
@@ -21,7 +21,8 @@ sys.path.insert(0, str(HOMEWORK))
 
 import faulty  # noqa: E402  (homework/faulty.py)
 
-ASSIGNMENTS = ["ch1_graphs", "ch2_cartesian", "ch3_tree", "ch4_recursion", "ch5_inertial"]
+ASSIGNMENTS = ["ch1_graphs", "ch2_cartesian", "ch3_tree", "ch4_recursion", "ch5_inertial",
+               "ch6_loops"]
 STUDENTS = ["reference", "blank", "faulty"]
 
 # Solution code that must never reach a student (one distinctive line per assignment).
@@ -31,6 +32,7 @@ SOLUTION_SNIPPETS = {
     "ch3_tree": 'np.einsum("iax,aj->ijx", C, T)',
     "ch4_recursion": "C.T @ (M_star - np.outer(MS, MS) / (S @ MS)) @ C",
     "ch5_inertial": 'dT = 0.5 * np.einsum("j,jik,i->k", qd, dH, qd)',
+    "ch6_loops": "qd - H.T @ np.linalg.solve(H @ H.T, H @ qd)",
 }
 HIDDEN_SNIPPETS = {
     "ch1_graphs": "random_tree(9, seed=101)",
@@ -38,6 +40,7 @@ HIDDEN_SNIPPETS = {
     "ch3_tree": "branched_tree(21), branched_tree(22)",
     "ch4_recursion": "np.random.default_rng(9090)",
     "ch5_inertial": "np.random.default_rng(77)",
+    "ch6_loops": "np.random.default_rng(636)",
 }
 
 
