@@ -14,6 +14,12 @@ consistent state ``(q, qd)`` from their independent coordinates.
 * :func:`spatial_manipulator` — a three-joint arm with gravity, for driven coordinates.
 * :func:`solar_array_leaves` and :func:`table_3_1` — Fig. 3.7 and Table 3.1: a two-leaf
   panel unfolding from a spacecraft in uniform motion (planar tree, section 3.2.1).
+* :func:`four_bar` and :func:`four_bar_state` — a planar Grashof crank-rocker (one loop).
+* :func:`bricard`, :func:`n_four_bar`, :func:`flyball_governor` and their ``*_state``
+  functions — problems A04 (Bricard's overconstrained 6R linkage), A02 (N parallelogram
+  four-bars through singular positions) and A05 (the stiff flyball governor, with a rigid
+  closed-loop variant) of the IFToMM multibody benchmark library
+  (``benchmarks/iftomm_reference.md``).
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from .model import Model
 __all__ = ["triple_pendulum", "double_pendulum", "crank_slider", "crank_slider_state", "solar_array",
            "solar_array_state", "bar_inertia", "floating_spacecraft", "spatial_manipulator", "solar_array_leaves", "table_3_1",
            "telegin_polar", "telegin_cartesian", "telegin_cylindrical_3",
-           "telegin_cylindrical_4", "telegin_angular", "telegin_universal"]
+           "telegin_cylindrical_4", "telegin_angular", "telegin_universal",
+           "four_bar", "four_bar_state", "bricard", "bricard_state", "n_four_bar",
+           "n_four_bar_state", "flyball_governor", "flyball_governor_state"]
 
 _Z = (0.0, 0.0, 1.0)
 
@@ -645,3 +653,470 @@ def telegin_universal(m1=8.0, m2=6.0, m3=3.0, m4=1.5, m5=1.0, m6=0.5, l4=0.8, l5
     model.add_joint("e6", "revolute", "wrist", "tool", parent_point=(0, -l5 / 2, 0),
                     child_point=(0, l6 / 2, 0), axis=(0.0, 1.0, 0.0))
     return model
+
+
+# ---------------------------------------------------------------------------------------
+# Closed loops: a Grashof four-bar and three problems of the multibody benchmark library of
+# the Laboratorio de Ingenieria Mecanica, Universidade da Coruna (M. Gonzalez, D. Dopico,
+# U. Lugris, J. Cuadrado, "A benchmarking system for MBS simulation software: problem
+# standardization and performance measurement", Multibody System Dynamics 16 (2006)
+# 179-190), now the IFToMM multibody benchmark: A02 (N four-bar), A04 (Bricard) and A05
+# (stiff flyball governor). The benchmark's own files (lim.ii.udc.es/mbsbenchmark/dist/
+# A0k/A0k_specification.xml) could not be read here beyond their opening text; the
+# geometry was taken from them as far as they go and otherwise from two independent
+# published implementations that cite them: MBS-BOS, "Multi-Body Systems Benchmark in
+# OpenSim" (github.com/RehabEngGroup/MBSbenchmarksInOpenSim, createModel.cpp of each
+# problem) and the Project Chrono / simEngine3D course drivers of ME751 (Wisconsin, 2016).
+# benchmarks/iftomm_reference.md collects what is published about each problem.
+
+
+def _slender(mass, length, axis="x"):
+    """Principal moments of a slender uniform rod along a body axis.
+
+    ``m L^2 / 12`` about the transverse axes; the axial moment, zero for an ideal line, is
+    set to ``1e-4`` of that (:meth:`Model.add_body` needs a positive definite tensor). It
+    never enters a planar motion.
+    """
+    J = mass * length**2 / 12
+    moments = [J, J, J]
+    moments["xyz".index(axis)] = 1e-4 * J
+    return moments
+
+
+def _perp(angle):
+    """Unit vector of ``angle + pi/2`` in the plane."""
+    return np.array([-np.sin(angle), np.cos(angle)])
+
+
+def four_bar(ground=0.4, crank=0.1, coupler=0.35, rocker=0.3, m_crank=0.2, m_coupler=0.7,
+             m_rocker=0.6, g=9.81):
+    """A planar Grashof crank-rocker four-bar in the vertical xy plane.
+
+    Link lengths (m): ``ground`` ``|OC|``, ``crank`` ``|OA|``, ``coupler`` ``|AB|``,
+    ``rocker`` ``|CB|``. The crank turns about ``O = (0, 0)``, the rocker about
+    ``C = (ground, 0)``; all three moving links are uniform bars (:func:`bar_inertia`) and
+    gravity is ``-g y``. The defaults (0.4, 0.1, 0.35, 0.3) satisfy Grashof's condition
+    ``s + l = 0.5 < p + q = 0.65`` with the crank the shortest link, so the crank turns
+    fully and the rocker swings; masses are 2 kg/m times the lengths.
+
+    Joints, all revolute about z: ``"O"`` (ground-crank), ``"A"`` (crank-coupler), ``"B"``
+    (coupler-rocker), ``"C"`` (ground-rocker; it closes the loop).
+    ``q = (theta, beta - theta, phi - beta, phi)`` with the absolute angles ``theta``
+    (crank, from x), ``beta`` (coupler, from A to B) and ``phi`` (rocker, from C to B).
+    3 bodies x 3 planar coordinates - 4 joints x 2 rows = 1 degree of freedom; use
+    :func:`four_bar_state` for consistent values.
+
+    Raises
+    ------
+    ModelError
+        If the lengths are not a Grashof crank-rocker (crank shortest and
+        ``s + l < p + q``).
+
+    Examples
+    --------
+    >>> m = four_bar()
+    >>> m.n, m.nq, m.parameters["coupler"], m.graph.is_tree
+    (3, 4, 0.35, False)
+    """
+    _positive(ground=ground, crank=crank, coupler=coupler, rocker=rocker, m_crank=m_crank,
+              m_coupler=m_coupler, m_rocker=m_rocker)
+    lengths = sorted([ground, crank, coupler, rocker])
+    if crank != lengths[0] or not lengths[0] + lengths[3] < lengths[1] + lengths[2]:
+        raise ModelError(
+            f"not a Grashof crank-rocker: the crank must be the shortest link and s + l < p + q "
+            f"(got ground={ground}, crank={crank}, coupler={coupler}, rocker={rocker})"
+        )
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(ground=ground, crank=crank, coupler=coupler, rocker=rocker,
+                            m_crank=m_crank, m_coupler=m_coupler, m_rocker=m_rocker, g=g)
+    model.add_body("crank", m_crank, bar_inertia(m_crank, crank))
+    model.add_body("coupler", m_coupler, bar_inertia(m_coupler, coupler))
+    model.add_body("rocker", m_rocker, bar_inertia(m_rocker, rocker))
+    model.add_joint("O", "revolute", "ground", "crank", child_point=(-crank / 2, 0, 0), axis=_Z)
+    model.add_joint("A", "revolute", "crank", "coupler", parent_point=(crank / 2, 0, 0),
+                    child_point=(-coupler / 2, 0, 0), axis=_Z)
+    model.add_joint("B", "revolute", "coupler", "rocker", parent_point=(coupler / 2, 0, 0),
+                    child_point=(rocker / 2, 0, 0), axis=_Z)
+    model.add_joint("C", "revolute", "ground", "rocker", parent_point=(ground, 0, 0),
+                    child_point=(-rocker / 2, 0, 0), axis=_Z)
+    return model
+
+
+def four_bar_state(model, theta, omega=0.0):
+    """Consistent ``(q, qd)`` of :func:`four_bar` for a crank angle and rate.
+
+    Position: ``B`` is the intersection of the circles of radius ``coupler`` about
+    ``A = crank (cos theta, sin theta)`` and ``rocker`` about ``C``; the **open** branch is
+    taken, ``phi = pi + atan2(C_y - A_y, C_x - A_x) - gamma`` with
+    ``cos gamma = (rocker^2 + |AC|^2 - coupler^2) / (2 rocker |AC|)``, ``gamma`` in
+    ``[0, pi]``: the rocker on the upper side of the line ``AC`` (B above the ground line
+    for the default lengths). Rates: ``A + coupler e(beta) = C + rocker e(phi)``
+    differentiated, a 2x2 linear system for ``dbeta/dt`` and ``dphi/dt``. The angles are
+    continuous in ``theta`` (``q_A = beta - theta`` loses ``2 pi`` per crank turn).
+
+    Examples
+    --------
+    >>> m = four_bar()
+    >>> q, qd = four_bar_state(m, 0.0, 1.0)
+    >>> round(float(q[3]), 6), round(float(qd[3]), 6)     # rocker angle and rate
+    (1.895939, -0.333333)
+    """
+    p = model.parameters
+    d, a, b, c = p["ground"], p["crank"], p["coupler"], p["rocker"]
+    theta, omega = float(theta), float(omega)
+    A = a * np.array([np.cos(theta), np.sin(theta)])
+    AC = np.array([d, 0.0]) - A
+    dist = np.hypot(*AC)
+    cos_gamma = (c * c + dist * dist - b * b) / (2 * c * dist)
+    if abs(cos_gamma) > 1:
+        raise InconsistentStateError(f"the four-bar cannot be assembled at theta={theta:.4g}")
+    phi = np.pi + np.arctan2(AC[1], AC[0]) - np.arccos(cos_gamma)
+    B = np.array([d, 0.0]) + c * np.array([np.cos(phi), np.sin(phi)])
+    beta = np.arctan2(*(B - A)[::-1])
+    # a e'(theta) w + b e'(beta) w_beta = c e'(phi) w_phi
+    w_beta, w_phi = np.linalg.solve(np.column_stack([b * _perp(beta), -c * _perp(phi)]),
+                                    -a * _perp(theta) * omega)
+    q = np.array([theta, beta - theta, phi - beta, phi])
+    qd = np.array([omega, w_beta - omega, w_phi - w_beta, w_phi])
+    return q, qd
+
+
+def bricard(length=1.0, mass=1.0, width=0.1, g=9.81):
+    """Bricard's overconstrained 6R linkage: problem A04 of the multibody benchmark.
+
+    Five moving rods of length ``length`` and mass ``mass`` and the ground close a loop of
+    six revolute joints along six edges of a cube of side ``length`` (a skew hexagon); each
+    joint axis is perpendicular to both rods it joins and to the previous and next axes
+    (the orthogonal Bricard linkage: equal link lengths, twists of 90 degrees, no offsets).
+    At ``q = 0`` (the benchmark's initial configuration, released at rest) the joints are
+    (points in m for ``length = 1``, axes)::
+
+        "A" (0, 0, 0) y   ground-link1     "D" (1, -1, 1) y   link3-link4
+        "B" (1, 0, 0) z   link1-link2      "E" (0, -1, 1) z   link4-link5
+        "C" (1, -1, 0) x  link2-link3      "F" (0, 0, 1)  x   ground-link5
+
+    Rod 1 runs along x from A to B, rod 2 along -y from B to C (``C`` is the benchmark's
+    reference point ``P3``), rod 3 along z, rod 4 along -x, rod 5 along y back to F; the
+    ground rod FA lies along -z. Gravity ``-g y``. Rods are uniform bars of square
+    cross-section ``width`` (0.1 m in MBS-BOS, the OpenSim implementation of the benchmark;
+    the Chrono and simEngine3D implementations use slender rods, ``m L^2 / 12``).
+
+    Grubler-Kutzbach: 5 bodies x 6 - 6 joints x 5 = 0, yet the linkage moves with one
+    degree of freedom: the 30 x 30 constraint Jacobian has rank 29, so forward dynamics
+    needs ``redundant="lstsq"``. :func:`bricard_state` gives consistent states.
+
+    Sources: A04_specification.xml of the benchmark library (González et al. 2006), whose
+    text could not be read here; geometry and data as implemented, identically, by MBS-BOS
+    (github.com/RehabEngGroup/MBSbenchmarksInOpenSim, src/A04-BricardsMechanism) and a
+    Project Chrono ME751 driver citing http://lim.ii.udc.es/mbsbenchmark/dist/A04/
+    A04_specification.xml. The benchmark simulates 10 s and compares the path of ``P3``.
+
+    Examples
+    --------
+    >>> m = bricard()
+    >>> m.n, m.m, m.nq, [j.name for j in m.joints]
+    (5, 6, 6, ['A', 'B', 'C', 'D', 'E', 'F'])
+    """
+    _positive(length=length, mass=mass, width=width)
+    L, h = length, length / 2
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(length=L, mass=mass, width=width, g=g)
+    for k, axis in zip(range(1, 6), "xyzxy"):
+        model.add_body(f"link{k}", mass, _rod(mass, L, axis, width))
+    X, Y = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)
+    model.add_joint("A", "revolute", "ground", "link1", child_point=(-h, 0, 0), axis=Y)
+    model.add_joint("B", "revolute", "link1", "link2", parent_point=(h, 0, 0),
+                    child_point=(0, h, 0), axis=_Z)
+    model.add_joint("C", "revolute", "link2", "link3", parent_point=(0, -h, 0),
+                    child_point=(0, 0, -h), axis=X)
+    model.add_joint("D", "revolute", "link3", "link4", parent_point=(0, 0, h),
+                    child_point=(h, 0, 0), axis=Y)
+    model.add_joint("E", "revolute", "link4", "link5", parent_point=(-h, 0, 0),
+                    child_point=(0, -h, 0), axis=_Z)
+    model.add_joint("F", "revolute", "ground", "link5", parent_point=(0, 0, L),
+                    child_point=(0, h, 0), axis=X)
+    return model
+
+
+def bricard_state(model, angle, rate=0.0):
+    """Consistent ``(q, qd)`` of :func:`bricard` from the angle of joint ``"A"``.
+
+    The linkage moves with three-fold symmetry: the joints alternate two angles,
+    ``q = (a, -b, a, -b, a, b)`` (joint ``"F"`` is oriented from the ground, against the
+    loop, hence its sign), and the loop closes when ``sin a sin b - sin a + sin b = 0``,
+    i.e. ``sin b = sin a / (1 + sin a)`` (closure equations by computer algebra; the length
+    drops out). This branch, ``b = arcsin(...)`` in ``[-pi/2, pi/2]``, is the one through
+    the cube configuration ``q = 0`` and the one the benchmark's motion stays on (``a``
+    swings between 0 and pi). ``db/da = cos a / ((1 + sin a)^2 cos b)``.
+
+    Parameters
+    ----------
+    angle : float
+        ``a``, the rotation of rod 1 about the vertical axis of joint ``"A"`` (rad), in
+        ``(-pi/6, 7 pi/6)``; at the ends ``b = -pi/2`` and ``a`` turns back (the other
+        branch, ``b = pi - arcsin(...)``, continues the closed configuration curve).
+    rate : float
+        ``da/dt``.
+
+    Raises
+    ------
+    InconsistentStateError
+        For ``sin a <= -1/2`` (no assembly on this branch, or its end point).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q, qd = bricard_state(bricard(), np.pi / 6, 1.0)     # sin b = 1/3
+    >>> q.round(6).tolist()
+    [0.523599, -0.339837, 0.523599, -0.339837, 0.523599, 0.339837]
+    >>> qd.round(6).tolist()
+    [1.0, -0.408248, 1.0, -0.408248, 1.0, 0.408248]
+    """
+    a, rate = float(angle), float(rate)
+    s = np.sin(a)
+    if not s > -0.5:
+        raise InconsistentStateError(
+            f"the Bricard linkage has no configuration on this branch at angle={a:.4g} rad "
+            "(sin(angle) must exceed -1/2)"
+        )
+    sb = s / (1.0 + s)
+    b = np.arcsin(sb)
+    b_dot = np.cos(a) / ((1.0 + s) ** 2 * np.cos(b)) * rate
+    q = np.array([a, -b, a, -b, a, b])
+    qd = np.array([rate, -b_dot, rate, -b_dot, rate, b_dot])
+    return q, qd
+
+
+def n_four_bar(N=40, length=1.0, mass=1.0, g=9.81):
+    """A row of ``N`` parallelogram four-bars: problem A02 of the multibody benchmark.
+
+    ``2 N + 1`` uniform slender bars of length ``length`` and mass ``mass`` (1 m, 1 kg in
+    the benchmark, ``J = m L^2 / 12``): ``N + 1`` cranks ``"crank0".."crankN"`` hinged to
+    the ground at ``A_i = (i L, 0)`` (joints ``"A0".."AN"``) and ``N`` couplers
+    ``"coupler1".."couplerN"``, coupler ``i`` joining the crank tips ``B_{i-1}`` (joint
+    ``"P{i}"``, crank ``i-1`` to coupler ``i``) and ``B_i`` (joint ``"Q{i}"``, coupler ``i``
+    to crank ``i``); all revolute about z, gravity ``-g y``. At ``q = 0`` the cranks are
+    vertical (``B_i = (i L, L)``, the benchmark's initial configuration) and the couplers
+    horizontal. Every crank turns by the same angle and the couplers translate: one degree
+    of freedom (``3 (2N+1) - 2 (3N+1) = 1``). When the bars line up horizontally (crank
+    angle ``+-pi/2``) the constraint Jacobian loses ``N`` ranks and the mechanism has
+    ``N + 1`` instantaneous degrees of freedom: the singular positions the benchmark tests.
+
+    The benchmark (A02_specification.xml of the library of González et al. 2006, as far as
+    it could be read): ``N = 40``, 2N+1 links of 1 m with a uniformly distributed mass of
+    1 kg, gravity 9.81 N/kg along ``-y``, initially in the figure's position with the
+    x-velocity of ``B0`` equal to 1 m/s (:func:`n_four_bar_state` with ``angle = 0``,
+    ``rate = -1 / length``), 20 s of dynamic simulation; reference solution: the position
+    and velocity (x and y) of ``B0``; allowed errors 1e-1 (low precision) and 1e-3 (high),
+    measured over 400 output steps with a threshold of 1e-3. MBS-BOS (the OpenSim
+    implementation, github.com/RehabEngGroup/MBSbenchmarksInOpenSim) uses ``N = 2`` and
+    10 s.
+
+    Examples
+    --------
+    >>> m = n_four_bar(N=2)
+    >>> m.n, m.m, m.nv, [j.name for j in m.joints][:4]
+    (5, 7, 7, ['A0', 'P1', 'Q1', 'A1'])
+    """
+    if isinstance(N, bool) or not (isinstance(N, (int, np.integer)) and N >= 1):
+        raise ModelError(f"N must be a positive integer (number of four-bar loops), got {N!r}")
+    _positive(length=length, mass=mass)
+    L, h = length, length / 2
+    model = Model(gravity=(0.0, -g, 0.0))
+    model.parameters = dict(N=int(N), length=L, mass=mass, g=g)
+    model.add_body("crank0", mass, _slender(mass, L, "y"))
+    model.add_joint("A0", "revolute", "ground", "crank0", child_point=(0, -h, 0), axis=_Z)
+    for i in range(1, int(N) + 1):
+        model.add_body(f"coupler{i}", mass, _slender(mass, L, "x"))
+        model.add_body(f"crank{i}", mass, _slender(mass, L, "y"))
+        model.add_joint(f"P{i}", "revolute", f"crank{i - 1}", f"coupler{i}",
+                        parent_point=(0, h, 0), child_point=(-h, 0, 0), axis=_Z)
+        model.add_joint(f"Q{i}", "revolute", f"coupler{i}", f"crank{i}",
+                        parent_point=(h, 0, 0), child_point=(0, h, 0), axis=_Z)
+        model.add_joint(f"A{i}", "revolute", "ground", f"crank{i}", parent_point=(i * L, 0, 0),
+                        child_point=(0, -h, 0), axis=_Z)
+    return model
+
+
+def n_four_bar_state(model, angle, rate=0.0):
+    """Consistent ``(q, qd)`` of :func:`n_four_bar` for a crank angle and rate.
+
+    ``angle`` turns every crank counterclockwise from the vertical; the couplers keep their
+    orientation, so ``q_Ai = angle``, ``q_Pi = -angle``, ``q_Qi = angle`` (and the same for
+    the rates). The tip ``B0 = L (-sin angle, cos angle)`` moves with
+    ``dx/dt = -L cos(angle) rate``: the benchmark's start is ``angle = 0``,
+    ``rate = -1 / L`` (``dB0x/dt = 1`` m/s).
+
+    Examples
+    --------
+    >>> q, qd = n_four_bar_state(n_four_bar(N=1), 0.2, -1.0)
+    >>> q.tolist(), qd.tolist()
+    ([0.2, -0.2, 0.2, 0.2], [-1.0, 1.0, -1.0, -1.0])
+    """
+    angle, rate = float(angle), float(rate)
+    sign = np.array([1.0 if name[0] in "AQ" else -1.0 for name in model.q_names])
+    return sign * angle, sign * rate
+
+
+def flyball_governor(couplers="spring", shaft_length=1.0, rod_length=1.0, rod_width=0.01,
+                     sleeve_size=0.1, density=3000.0, ball_mass=5.0, stiffness=8e5,
+                     damping=4e4, rest_length=0.5, coupler_mass=None, g=9.81):
+    """Watt's flyball governor: problem A05 (the stiff flyball governor) of the benchmark.
+
+    Gravity ``-g z``. A vertical shaft (``"shaft"``, a ``shaft_length x rod_width x
+    rod_width`` prism of density ``density``: 0.3 kg) turns freely about z on the ground
+    (joint ``"spin"``, at the shaft's lower end, the origin). A cubic sleeve (``"sleeve"``,
+    side ``sleeve_size``: 3 kg) slides along it (``"slide"``, prismatic along z,
+    ``q = s`` = height of the sleeve's centre above the shaft's lower end). Two rods
+    (``rod_length x rod_width x rod_width``, 0.3 kg) are hinged to the top of the shaft at
+    ``x = +-sleeve_size / 2`` (joints ``"hinge1"``, ``"hinge2"``, axes ``+y`` and ``-y``, so
+    that ``q = alpha``, the angle of each rod below the horizontal, on both sides) and carry
+    a point mass ``ball_mass`` (5 kg) at their far ends; rod and ball are one body
+    (``"arm1"``, ``"arm2"``, frame at their common centre of mass, x along the rod, away from
+    the shaft for arm1 and towards it for arm2).
+
+    ``couplers="spring"`` (the benchmark): the coupler rods are replaced by spring-dampers
+    (``"spring1"``, ``"spring2"``: ``stiffness`` 8e5 N/m, ``damping`` 4e4 N s/m,
+    ``rest_length`` 0.5 m) from the sleeve's sides ``(+-sleeve_size / 2, 0, 0)`` to the
+    middles of the rods; the model is a tree (4 degrees of freedom) and stiff.
+    ``couplers="rigid"``: Watt's original linkage, the two spring-dampers replaced by rigid
+    couplers ``"coupler1"``, ``"coupler2"`` of length ``rest_length`` (our variant, mass
+    ``coupler_mass``, default that of a ``rest_length x rod_width x rod_width`` prism:
+    0.15 kg), joined by revolute joints ``"pin1"``, ``"pin2"`` (sleeve-coupler, axes
+    ``-y``, ``+y``: ``q`` = the coupler's angle above the horizontal) and ``"elbow1"``,
+    ``"elbow2"`` (coupler-arm, axes ``+y``, ``-y``): two closed loops, two degrees of
+    freedom (spin and ``alpha``); with revolute joints in space each planar loop repeats 3
+    rows (rank 34 of 40), so forward dynamics needs ``redundant="lstsq"``.
+
+    The benchmark's start (:func:`flyball_governor_state` defaults): ``alpha = 30`` degrees,
+    ``s = 0.5`` m (springs at their rest length), shaft spinning at ``2 pi`` rad/s, all else
+    at rest; 10 s in MBS-BOS, whose reference output is the sleeve coordinate ``s``.
+
+    Sources: A05_specification.xml of the benchmark library (González et al. 2006), readable
+    here only by its title ("Stiff Flyball Governor"); dimensions, masses, spring data and
+    the initial state from MBS-BOS (github.com/RehabEngGroup/MBSbenchmarksInOpenSim,
+    src/A05-FlyballGovernor, and its documentation table), matched by an independent MATLAB
+    driver that cites http://lim.ii.udc.es/mbsbenchmark/dist/A05/A05_specification.xml.
+
+    Examples
+    --------
+    >>> m = flyball_governor()
+    >>> m.q_names
+    ['spin.angle', 'slide.displacement', 'hinge1.angle', 'hinge2.angle']
+    >>> [round(b.mass, 6) for b in m.bodies[1:]]
+    [0.3, 3.0, 5.3, 5.3]
+    >>> flyball_governor("rigid").m, flyball_governor("rigid").graph.is_tree
+    (8, False)
+    """
+    if couplers not in ("spring", "rigid"):
+        raise ModelError(f"couplers must be 'spring' (the benchmark) or 'rigid', got "
+                         f"{couplers!r}")
+    _positive(shaft_length=shaft_length, rod_length=rod_length, rod_width=rod_width,
+              sleeve_size=sleeve_size, density=density, ball_mass=ball_mass,
+              rest_length=rest_length)
+    if not (np.isfinite(stiffness) and stiffness >= 0 and np.isfinite(damping) and damping >= 0):
+        raise ModelError(f"stiffness and damping must be non-negative, got {stiffness!r}, "
+                         f"{damping!r}")
+    H, L, w, e = shaft_length, rod_length, rod_width, sleeve_size / 2
+    m_shaft = density * H * w * w
+    m_rod = density * L * w * w
+    m_sleeve = density * sleeve_size**3
+    m_arm = m_rod + ball_mass
+    c = (m_rod * L / 2 + ball_mass * L) / m_arm       # pivot to the arm's centre of mass
+    J_arm = bar_inertia(m_rod, L, w)
+    J_arm[1, 1] += m_rod * (L / 2 - c) ** 2 + ball_mass * (L - c) ** 2
+    J_arm[2, 2] += m_rod * (L / 2 - c) ** 2 + ball_mass * (L - c) ** 2
+    model = Model(gravity=(0.0, 0.0, -g))
+    model.parameters = dict(couplers=couplers, shaft_length=H, rod_length=L, rod_width=w,
+                            sleeve_size=sleeve_size, density=density, ball_mass=ball_mass,
+                            stiffness=stiffness, damping=damping, rest_length=rest_length,
+                            g=g, m_shaft=m_shaft, m_rod=m_rod, m_sleeve=m_sleeve,
+                            arm_centre=c)
+    model.add_body("shaft", m_shaft, _rod(m_shaft, H, "z", w))
+    model.add_body("sleeve", m_sleeve, np.full(3, m_sleeve * sleeve_size**2 / 6))
+    model.add_body("arm1", m_arm, J_arm)
+    model.add_body("arm2", m_arm, J_arm)
+    Y = np.array([0.0, 1.0, 0.0])
+    model.add_joint("spin", "revolute", "ground", "shaft", child_point=(0, 0, -H / 2), axis=_Z)
+    model.add_joint("slide", "prismatic", "shaft", "sleeve", parent_point=(0, 0, -H / 2),
+                    axis=_Z)
+    model.add_joint("hinge1", "revolute", "shaft", "arm1", parent_point=(e, 0, H / 2),
+                    child_point=(-c, 0, 0), axis=Y)
+    model.add_joint("hinge2", "revolute", "shaft", "arm2", parent_point=(-e, 0, H / 2),
+                    child_point=(c, 0, 0), axis=-Y)
+    middle = L / 2 - c                                 # rod middle, arm axes (arm1)
+    if couplers == "spring":
+        for k, sign in ((1, 1.0), (2, -1.0)):
+            model.add_spring(f"spring{k}", "sleeve", f"arm{k}", point_a=(sign * e, 0, 0),
+                             point_b=(sign * middle, 0, 0), stiffness=stiffness,
+                             rest_length=rest_length, damping=damping)
+        return model
+    m_c = density * rest_length * w * w if coupler_mass is None else coupler_mass
+    _positive(coupler_mass=m_c)
+    model.parameters["coupler_mass"] = m_c
+    lc = rest_length / 2
+    for k, sign in ((1, 1.0), (2, -1.0)):
+        model.add_body(f"coupler{k}", m_c, bar_inertia(m_c, rest_length, w))
+        model.add_joint(f"pin{k}", "revolute", "sleeve", f"coupler{k}",
+                        parent_point=(sign * e, 0, 0), child_point=(-sign * lc, 0, 0),
+                        axis=-sign * Y)
+        model.add_joint(f"elbow{k}", "revolute", f"coupler{k}", f"arm{k}",
+                        parent_point=(sign * lc, 0, 0), child_point=(sign * middle, 0, 0),
+                        axis=sign * Y)
+    return model
+
+
+def flyball_governor_state(model, alpha=np.pi / 6, alpha_rate=0.0, *, spin=0.0,
+                           spin_rate=2 * np.pi):
+    """Consistent ``(q, qd)`` of :func:`flyball_governor` with the couplers at rest length.
+
+    The sleeve stands where the coupler (or the unstretched spring) of length ``l =
+    rest_length`` reaches from the sleeve's side to the middle of the rod, below it::
+
+        s = H - (L/2) sin(alpha) - w,   w = sqrt(l^2 - (L/2)^2 cos(alpha)^2),
+
+    ``ds/dt = -(L/2) cos(alpha) (1 + (L/2) sin(alpha) / w) dalpha/dt``; the couplers of the
+    rigid variant rise at ``gamma = atan2(w, (L/2) cos(alpha))`` above the horizontal
+    (``q_pin = gamma``, ``q_elbow = alpha + gamma``). The defaults are the benchmark's
+    start: ``alpha = 30`` degrees (so ``s = 0.5`` m), shaft at ``2 pi`` rad/s.
+
+    Parameters
+    ----------
+    alpha, alpha_rate : float
+        Angle of both rods below the horizontal (rad) and its rate.
+    spin, spin_rate : float
+        Shaft angle and angular velocity about z.
+
+    Raises
+    ------
+    InconsistentStateError
+        If ``(L/2) cos(alpha) > l`` (the coupler cannot reach the rod).
+
+    Examples
+    --------
+    >>> q, qd = flyball_governor_state(flyball_governor())
+    >>> q.round(6).tolist(), qd.round(6).tolist()
+    ([0.0, 0.5, 0.523599, 0.523599], [6.283185, 0.0, 0.0, 0.0])
+    """
+    p = model.parameters
+    H, h, lc = p["shaft_length"], p["rod_length"] / 2, p["rest_length"]
+    alpha, alpha_rate = float(alpha), float(alpha_rate)
+    u = h * np.cos(alpha)
+    if u > lc:
+        raise InconsistentStateError(
+            f"the couplers cannot reach the rods at alpha={alpha:.4g} rad (horizontal reach "
+            f"{u:.4g} > coupler length {lc:.4g})"
+        )
+    w = np.sqrt(lc * lc - u * u)
+    s = H - h * np.sin(alpha) - w
+    u_dot = -h * np.sin(alpha) * alpha_rate
+    w_dot = -u * u_dot / w
+    s_dot = -h * np.cos(alpha) * alpha_rate - w_dot
+    q = [spin, s, alpha, alpha]
+    qd = [spin_rate, s_dot, alpha_rate, alpha_rate]
+    if p["couplers"] == "rigid":
+        gamma = np.arctan2(w, u)
+        gamma_dot = (u * w_dot - w * u_dot) / (lc * lc)
+        q += [gamma, alpha + gamma, gamma, alpha + gamma]
+        qd += [gamma_dot, alpha_rate + gamma_dot, gamma_dot, alpha_rate + gamma_dot]
+    return np.array(q, dtype=float), np.array(qd, dtype=float)
