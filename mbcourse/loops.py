@@ -590,6 +590,7 @@ class Solution:
     kin : Kinematics
     A, rhs : the reduced system's mass matrix and ``B + B* + tau``
     Hc, gammac : all rows (holonomic and user) and their right-hand sides
+    singular_values : (B, k) of ``L^-T H^T`` (the rank is decided on them)
     """
 
     qdd: np.ndarray
@@ -601,6 +602,7 @@ class Solution:
     rhs: np.ndarray
     Hc: np.ndarray
     gammac: np.ndarray
+    singular_values: np.ndarray
 
 
 def _cut_map(model, data, kin, q, qd):
@@ -663,8 +665,13 @@ def _user_rows(model, data, q, qd, t, user, cutmap):
     return np.concatenate(Hs, axis=1), np.concatenate(gs, axis=1)
 
 
-def _kkt(Amat, rhs, Hc, gammac, what):
-    """Range-space solution with an SVD of ``L^-1 H^T`` (minimum-norm multipliers)."""
+def _kkt(Amat, rhs, Hc, gammac, what, rank=None):
+    """Range-space solution with an SVD of ``L^-1 H^T`` (minimum-norm multipliers).
+
+    The rank is decided by the cutoff ``_RCOND`` at a consistent state; a simulation passes
+    the ``rank`` it found on the constraint manifold instead (off the manifold a redundant
+    row's zero singular value grows with the drift and must not be taken for a constraint;
+    near a singular configuration a true constraint's small singular value must be kept)."""
     try:
         L = np.linalg.cholesky(Amat)
     except np.linalg.LinAlgError:
@@ -674,16 +681,20 @@ def _kkt(Amat, rhs, Hc, gammac, what):
     x0 = _chol_solve(L, rhs)
     if Hc.shape[1] == 0:
         B = rhs.shape[0]
-        return x0, np.zeros((B, 0)), np.zeros(B, dtype=int), np.zeros(B, dtype=int)
+        return (x0, np.zeros((B, 0)), np.zeros(B, dtype=int), np.zeros(B, dtype=int),
+                np.zeros((B, 0)))
     Y = np.linalg.solve(L, transpose(Hc))  # L^-1 H^T, (B, N, nc)
     U, s, Vt = np.linalg.svd(Y, full_matrices=False)  # Y = U s Vt
-    keep = s > _RCOND * s[:, :1]
+    if rank is None:
+        keep = s > _RCOND * s[:, :1]
+    else:
+        keep = (np.arange(s.shape[1]) < rank) & (s > 1e-14 * s[:, :1])
     rank = keep.sum(axis=1)
     sinv2 = np.where(keep, 1.0 / np.where(keep, s, 1.0) ** 2, 0.0)
     r = gammac - mv(Hc, x0)
     lam = mv(transpose(Vt), sinv2 * mv(Vt, r))  # (Y^T Y)^+ r
     qdd = x0 + _chol_solve(L, mv(transpose(Hc), lam))
-    return qdd, lam, rank, Hc.shape[1] - rank
+    return qdd, lam, rank, Hc.shape[1] - rank, s
 
 
 def _chol_solve(L, b):
@@ -698,17 +709,17 @@ def _full_qdd(model, data, qddT, cutmap):
     return out
 
 
-def _solve(model, data, state, user, check, what, baumgarte=None, kin=None):
+def _solve(model, data, state, user, check, what, baumgarte=None, kin=None, rank=None):
     with np.errstate(over="ignore", invalid="ignore"):
         kin, Amat, rhs, Hc, gammac, cutmap = _equations(
             model, data, state.q, state.qd, state.tau, state.t, user, baumgarte, kin)
         if check:
             _check_consistency(model, data, kin, state.q, state.qd)
-        qddT, lam, rank, nullity = _kkt(Amat, rhs, Hc, gammac, what)
+        qddT, lam, rank, nullity, svals = _kkt(Amat, rhs, Hc, gammac, what, rank)
         qdd = _full_qdd(model, data, qddT, cutmap)
     if not np.all(np.isfinite(qdd)):
         raise SingularSystemError(f"{what}: the accelerations are not finite")
-    return Solution(qdd, lam, rank, nullity, kin, Amat, rhs, Hc, gammac)
+    return Solution(qdd, lam, rank, nullity, kin, Amat, rhs, Hc, gammac, svals)
 
 
 def solve(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, constraints=(),
@@ -1293,6 +1304,14 @@ class _System:
         self.damped = damped
         self.q_ref = q_ref  # branch of the cut joints' angles, follows the motion
         self.nfev = 0
+        self.rank = None  # rank of H on the manifold: the largest seen at consistent states
+
+    def observe_rank(self):
+        """Update the rank from the last evaluation, made at a consistent state (the start,
+        a projected state)."""
+        s = self.singular_values
+        found = int(np.sum(s > _RCOND * s[0])) if s.size else 0
+        self.rank = found if self.rank is None else max(self.rank, found)
 
     def accelerations(self, t, qT, vT):
         q, qd, kin = _complete(self.model, self.data, qT[None], vT[None], t, self.q_ref, True)
@@ -1302,7 +1321,8 @@ class _System:
             tau[0] = self.tau_fn(t, q[0], qd[0])
         state = self.model.check_state(q, qd, tau, t=t)
         sol = _solve(self.model, self.data, state, (), False, "mb.loops.simulate",
-                     baumgarte=self.gains, kin=kin)
+                     baumgarte=self.gains, kin=kin, rank=self.rank)
+        self.singular_values = sol.singular_values[0]
         return sol.qdd[0, self.data.v_tree], q[0], qd[0]
 
     def rhs(self, t, y):
@@ -1423,6 +1443,8 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, stabilization=DEFAULT_STA
                   or any(np.any(s.damping > 0) for s in model.joint_springs))
     system = _System(model, data, tau_fn, gains, damped, q0)
     qT0, vT0 = q0[data.q_tree], qd0[data.v_tree]
+    system.accelerations(t0, qT0, vT0)  # bad forces are refused here, before integrating
+    system.observe_rank()
     t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
     extra = dict(stabilization=stabilization, partitions=None, corrections=0.0)
     if stabilization == "partitioning":
@@ -1498,6 +1520,7 @@ def _projected(system, t0, t1, y0, t_eval, method, rtol, atol, max_step):
         worst = max(worst, moved)
         solver.y = y
         solver.f = system.rhs(solver.t, y)  # first stage of the next step (FSAL)
+        system.observe_rank()
         if t_eval is None:
             ts.append(solver.t)
             Y.append(y)
@@ -1526,10 +1549,14 @@ def _partitioned(system, t0, t1, qT0, vT0, t_eval, method, rtol, atol, max_step,
         partitions.append((t, [model.v_names[int(data.v_tree[i])] for i in ind]))
         cache = {"qT": qT.copy()}
 
-        def dependent(tk, yq, yv):
-            qT_k = cache["qT"].copy()
+        def dependent(tk, yq, yv, start=None):
+            qT_k = (cache["qT"] if start is None else start).copy()
             qT_k[ind] = yq
             qT_k, err, _ = _newton(model, data, qT_k, tk, dep, 1e-13, 20)
+            if err > 1e-9:
+                raise SingularSystemError(
+                    f"mb.loops.simulate: the dependent coordinates cannot be solved at "
+                    f"t={tk:.6g} (residual {err:.3g}); use stabilization='projection'")
             cache["qT"] = qT_k
             qf, _ = _full_from_tree(model, data, qT_k)
             kk = _kinematics(model, data, qf, np.zeros((1, model.nv)), tk)
@@ -1558,20 +1585,30 @@ def _partitioned(system, t0, t1, qT0, vT0, t_eval, method, rtol, atol, max_step,
 
         y0 = np.concatenate([qT[ind], vT[ind]] + ([np.zeros(1)] if system.damped else []))
         te = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= t1)]
+        segment_start = qT.copy()
         sol = scipy.integrate.solve_ivp(rhs, (t, t1), y0, method=method, rtol=rtol, atol=atol,
-                                        t_eval=te, max_step=max_step,
+                                        t_eval=te, max_step=max_step, dense_output=True,
                                         events=ill if dep.size else None)
         if sol.status < 0:
             raise MbcourseError(f"mb.loops.simulate: the integration failed at "
                                 f"t={sol.t[-1]:.6g}: {sol.message}")
-        for k, tk in enumerate(sol.t):
-            if ts_all and tk <= ts_all[-1]:
+        # the samples' dependent coordinates, marching through the integrator's steps so
+        # that every Newton solve starts next to its answer (same assembly branch)
+        samples = {float(tk): k for k, tk in enumerate(sol.t)}
+        grid = np.union1d(sol.sol.ts[(sol.sol.ts >= t) & (sol.sol.ts <= sol.t[-1])], sol.t)
+        previous = segment_start
+        for tk in grid:
+            yk = sol.sol(tk)
+            qk, vk, _ = dependent(tk, yk[:ind.size], yk[ind.size:2 * ind.size], previous)
+            previous = qk
+            k = samples.get(float(tk))
+            if k is None or (ts_all and tk <= ts_all[-1]):
                 continue
-            qk, vk, _ = dependent(tk, sol.y[:ind.size, k], sol.y[ind.size:2 * ind.size, k])
+            yk = sol.y[:, k]
             ts_all.append(tk)
             Q_all.append(qk)
             V_all.append(vk)
-            D_all.append(dissipated + (sol.y[-1, k] if system.damped else 0.0))
+            D_all.append(dissipated + (yk[-1] if system.damped else 0.0))
         if sol.status == 1 and sol.t_events[0].size:  # re-partition at the event
             t_new = float(sol.t_events[0][0])
             y_new = sol.y_events[0][0]

@@ -295,3 +295,33 @@ def test_fig_3_22_blocks():
     assert np.argwhere(b["S_star_plus"]).tolist() == [[3, 0], [4, 2]]
     assert b["S0_star_plus"].tolist() == [0, 1, 0]
     assert (b["T"] @ b["S"] == np.eye(7)).all()
+
+
+def test_partitioning_samples_stay_on_the_branch_of_the_motion():
+    fb = mb.models.four_bar()
+    q0, qd0 = mb.models.four_bar_state(fb, 0.0, 6.0)
+    te = np.linspace(0, 1, 5)  # samples far apart: each must be rebuilt from its neighbours
+    res = mb.loops.simulate(fb, (0, 1), q0, qd0, stabilization="partitioning", t_eval=te)
+    ref = mb.loops.simulate(fb, (0, 1), q0, qd0, stabilization="projection", t_eval=te)
+    assert res.position_drift.max() < 1e-10
+    assert np.abs(res.q - ref.q).max() < 1e-8
+
+
+def test_bricard_moves_with_one_degree_of_freedom_at_loose_tolerances():
+    """Off the manifold a redundant row's zero singular value grows with the drift; the
+    simulation keeps the rank found on the manifold (else the accelerations blow up)."""
+    br = mb.models.bricard()
+    q0, qd0 = mb.models.bricard_state(br, 0.0)
+    sol = mb.loops.solve(br, q0, qd0)
+    tree_speeds = mb.loops.prepare(br).reduced.nv
+    assert sol.nullity[0] == 1 and tree_speeds - sol.rank[0] == 1  # 5 tree speeds, rank 4
+    for how, tol in (("none", 1e-8), ("projection", 1e-6), ("baumgarte", 1e-6)):
+        res = mb.loops.simulate(br, (0, 1.0), q0, qd0, rtol=tol, atol=tol, stabilization=how)
+        assert np.ptp(res.energy) < 1e3 * tol * np.abs(res.energy).max()
+    res = mb.loops.simulate(br, (0, 1.0), q0, qd0, t_eval=np.linspace(0, 1, 11))
+    assert res.position_drift.max() < 1e-10 and np.ptp(res.energy) < 1e-8 * np.abs(res.energy).max()
+    # it moves, and along the one-parameter family of the closed-form assembly
+    angles = res.q[:, 0]
+    assert np.ptp(angles) > 0.1
+    for a, q in zip(angles, res.q):
+        assert np.allclose(q, mb.models.bricard_state(br, a)[0], atol=1e-7)
