@@ -1367,8 +1367,9 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, stabilization=DEFAULT_STA
     stabilization : {"projection", "partitioning", "baumgarte", "none"}
         The treatment of drift (module docstring and :data:`STABILIZATION_TABLE`).
     method, rtol, atol, t_eval, max_step
-        Of :func:`scipy.integrate.solve_ivp` (``method`` a Runge–Kutta class name for
-        ``"projection"``: ``"DOP853"``, ``"RK45"``, ``"RK23"``).
+        Of :func:`scipy.integrate.solve_ivp`; ``"projection"`` steps with ``"DOP853"``,
+        ``"RK45"``, ``"RK23"`` or, for stiff mechanisms (stiff springs), ``"Radau"`` and
+        ``"BDF"``.
     cut, planar
         As in :func:`forward_dynamics`.
     baumgarte : (alpha, beta)
@@ -1492,15 +1493,17 @@ def _sequential_complete(model, data, QT, VT, ts, q0):
     return out_q, out_qd
 
 
-_RK = {"DOP853": scipy.integrate.DOP853, "RK45": scipy.integrate.RK45,
-       "RK23": scipy.integrate.RK23}
+_STEPPERS = {"DOP853": scipy.integrate.DOP853, "RK45": scipy.integrate.RK45,
+             "RK23": scipy.integrate.RK23, "Radau": scipy.integrate.Radau,
+             "BDF": scipy.integrate.BDF}
 
 
 def _projected(system, t0, t1, y0, t_eval, method, rtol, atol, max_step):
     """Runge–Kutta steps, each accepted state projected onto the constraint manifolds."""
-    if method not in _RK:
-        raise ShapeError(f"stabilization='projection' steps with {sorted(_RK)}, got {method!r}")
-    solver = _RK[method](system.rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step)
+    if method not in _STEPPERS:
+        raise ShapeError(f"stabilization='projection' steps with {sorted(_STEPPERS)}, got "
+                         f"{method!r}")
+    solver = _STEPPERS[method](system.rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step)
     ts, Y = [t0], [y0]
     worst = 0.0
     while solver.status == "running":
@@ -1519,7 +1522,11 @@ def _projected(system, t0, t1, y0, t_eval, method, rtol, atol, max_step):
         y, moved = system.project(solver.y, solver.t)
         worst = max(worst, moved)
         solver.y = y
-        solver.f = system.rhs(solver.t, y)  # first stage of the next step (FSAL)
+        if isinstance(solver, scipy.integrate.BDF):
+            solver.D[0] = y  # the backward differences start from the projected state
+        f = system.rhs(solver.t, y)
+        if hasattr(solver, "f"):
+            solver.f = f  # first stage of the next Runge-Kutta step (FSAL)
         system.observe_rank()
         if t_eval is None:
             ts.append(solver.t)

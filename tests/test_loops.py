@@ -325,3 +325,12 @@ def test_bricard_moves_with_one_degree_of_freedom_at_loose_tolerances():
     assert np.ptp(angles) > 0.1
     for a, q in zip(angles, res.q):
         assert np.allclose(q, mb.models.bricard_state(br, a)[0], atol=1e-7)
+
+
+def test_stiff_spring_governor_with_an_implicit_method():
+    m = mb.models.flyball_governor(couplers="rigid")
+    q0, qd0 = mb.models.flyball_governor_state(m)
+    res = mb.loops.simulate(m, (0.0, 0.05), q0, qd0, method="Radau", rtol=1e-8, atol=1e-8)
+    total = res.energy + res.dissipated
+    assert res.position_drift.max() < 1e-10
+    assert np.ptp(total) < 1e-8 * np.abs(total).max()

@@ -914,8 +914,10 @@ def simulate(model, t_span, q0=None, qd0=None, *, y0=None, tau=None, method="DOP
     sol = scipy.integrate.solve_ivp(f, (ts[0], ts[1]), y_init, method=method, rtol=rtol,
                                     atol=atol, t_eval=t_eval, **options)
     if sol.status < 0:
-        raise MbcourseError(f"the integration failed at t={sol.t[-1]:.6g}: {sol.message} "
-                            "(too large Baumgarte gains make the equations stiff)")
+        raise MbcourseError(
+            f"the integration failed at t={sol.t[-1]:.6g}: {sol.message} (too large Baumgarte "
+            "gains make the equations stiff, or a closed loop passes a singular configuration "
+            "where its mobility jumps: mb.loops.simulate with projection passes such points)")
     Y = np.array(sol.y.T)
     if normalize and not planar:
         pos, _ = _split(model, Y, planar)
