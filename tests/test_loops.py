@@ -80,7 +80,7 @@ def test_spatial_rows_of_a_planar_loop_are_redundant_but_the_motion_is_unique():
 
 
 @pytest.mark.parametrize("closing", ["spherical", "revolute", "universal", "cylindrical",
-                                     "prismatic", "screw"])
+                                     "prismatic", "screw", "fixed"])
 @settings(max_examples=4, deadline=None)
 @given(seed=st.integers(0, 10_000))
 def test_random_closed_chains_equal_cartesian(closing, seed):
@@ -334,3 +334,51 @@ def test_stiff_spring_governor_with_an_implicit_method():
     total = res.energy + res.dissipated
     assert res.position_drift.max() < 1e-10
     assert np.ptp(total) < 1e-8 * np.abs(total).max()
+
+
+SHIPPED_LOOPS = {
+    "crank_slider": (lambda: mb.models.crank_slider(), mb.models.crank_slider_state, (0.7, 3.0)),
+    "four_bar": (lambda: mb.models.four_bar(), mb.models.four_bar_state, (1.1, -4.0)),
+    "bricard": (lambda: mb.models.bricard(), mb.models.bricard_state, (0.8, 1.5)),
+    "n_four_bar": (lambda: mb.models.n_four_bar(N=3), mb.models.n_four_bar_state, (0.4, -1.0)),
+    "governor_rigid": (lambda: mb.models.flyball_governor(couplers="rigid"),
+                       lambda m, a, r: mb.models.flyball_governor_state(m, a, r, spin=0.3),
+                       (0.6, 0.5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_LOOPS))
+def test_every_shipped_loop_model_equals_cartesian(name):
+    build, state, args = SHIPPED_LOOPS[name]
+    m = build()
+    q, qd = state(m, *args)
+    tau = np.random.default_rng(5).normal(size=m.nv)
+    ref = mb.cartesian.forward_dynamics(m, q, qd, tau, redundant="lstsq")
+    out = mb.loops.forward_dynamics(m, q, qd, tau)
+    assert np.abs(out - ref).max() < TOL * (1 + np.abs(ref).max())
+    spatial = mb.loops.forward_dynamics(m, q, qd, tau, planar=False)  # redundant rows if planar
+    assert np.abs(spatial - ref).max() < 1e-8 * (1 + np.abs(ref).max())
+    sol = mb.loops.solve(m, q, qd, tau)
+    if sol.nullity[0] == 0:  # unique reactions: equal to chapter 2's multipliers
+        R, C = mb.loops.reactions(m, q, qd, tau), mb.cartesian.reactions(m, q, qd, tau)
+        for j in C:
+            scale = 1 + max(np.abs(C[j][k]).max() for k in C[j])
+            for k in C[j]:
+                assert np.abs(R[j][k] - C[j][k]).max() < 1e-8 * scale, (j, k)
+
+
+def test_the_n_four_bar_passes_its_singular_positions_on_the_parallelogram_branch():
+    """IFToMM A02: at the horizontal position the mobility jumps from 1 to N + 1; the
+    projection keeps the rank of H found on the manifold and passes through."""
+    m = mb.models.n_four_bar(N=2)
+    q0, qd0 = mb.models.n_four_bar_state(m, 0.0, -1.0)
+    res = mb.loops.simulate(m, (0.0, 1.5), q0, qd0, rtol=1e-10, atol=1e-10)
+    assert res.q[-1, 0] < -np.pi  # beyond the first horizontal position (about -pi/2)
+    assert res.position_drift.max() < 1e-10
+    E = res.energy
+    assert np.abs(E - E[0]).max() < 1e-7 * np.abs(E).max()
+    r, A = m.body_poses(res.q)
+    cranks = [k for k, b in enumerate(m.bodies) if b.name.startswith("crank")]
+    angle = np.arctan2(A[:, cranks, 1, 0], A[:, cranks, 0, 0])
+    spread = np.angle(np.exp(1j * (angle - angle[:, :1])))
+    assert np.abs(spread).max() < 1e-8  # all cranks stay parallel

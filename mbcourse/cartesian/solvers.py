@@ -92,9 +92,15 @@ def _lstsq(model, eq):
     Minv = scipy.linalg.block_diag(*_minv(eq)) if eq.n else np.zeros((0, 0))
     F = eq.F.reshape(B, N)
     QMinv = Q @ Minv
-    S = QMinv @ np.swapaxes(Q, -1, -2)
     rhs = eq.b - (QMinv @ F[..., None])[..., 0]
-    lam = (np.linalg.pinv(S, rcond=1e-10, hermitian=True) @ rhs[..., None])[..., 0]
+    # (Q M^-1 Q^T)^+ from the SVD of Y = Q L^-T (M = L L^T): the condition number of Y,
+    # not its square, decides which rows are redundant
+    Linv = np.linalg.inv(np.linalg.cholesky(scipy.linalg.block_diag(*eq.M))) if eq.n \
+        else np.zeros((0, 0))
+    U, sv, _ = np.linalg.svd(Q @ Linv.T, full_matrices=False)
+    keep = sv > 1e-9 * sv[..., :1]
+    inv2 = np.where(keep, 1.0 / np.where(keep, sv, 1.0) ** 2, 0.0)
+    lam = (U @ (inv2 * (np.swapaxes(U, -1, -2) @ rhs[..., None])[..., 0])[..., None])[..., 0]
     ddX = ((F + (np.swapaxes(Q, -1, -2) @ lam[..., None])[..., 0]) @ Minv.T)
     residual = np.abs((Q @ ddX[..., None])[..., 0] - eq.b).max(initial=0.0)
     if residual > 1e-8 * (1.0 + np.abs(eq.b).max(initial=0.0)):
