@@ -1424,6 +1424,15 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, stabilization=DEFAULT_STA
     Newton solve per evaluation (3–4x the wall time) and its energy error is up to 30x
     larger at tight tolerances (the error control sees only the independent coordinates).
 
+    Redundant rows and singular configurations: the rank of ``H`` is decided at consistent
+    states (the start and every projected step) and the largest rank seen is kept for the
+    evaluations in between, which lie a little off the manifold. Off it, a redundant row's
+    zero singular value grows with the drift and would be taken for a constraint
+    (Bricard's linkage then blows up); near a singular configuration, where the mobility
+    jumps (the IFToMM N-four-bar with its bars horizontal), a true constraint's small
+    singular value is kept, so the motion passes through on its branch (the tests follow
+    the N-four-bar through its horizontal positions with the cranks parallel to 1e-8).
+
     Examples
     --------
     >>> import numpy as np, mbcourse as mb
