@@ -30,11 +30,35 @@ import mbcourse as mb
 OUT = pathlib.Path(__file__).resolve().parent / "results" / "loops_iftomm.md"
 
 
+BUDGET = 120.0  # seconds of wall time per run; a route that stalls is stopped
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def budget_tau(nv):
+    """``tau(t, q, qd) = 0`` that stops the run after :data:`BUDGET` seconds (every route
+    calls it once per right-hand side)."""
+    start = time.perf_counter()
+    zero = np.zeros(nv)
+    last = {"t": 0.0}
+
+    def tau(t, q, qd):
+        last["t"] = t
+        if time.perf_counter() - start > BUDGET:
+            raise _OutOfTime(f"stopped after {BUDGET:.0f} s of wall time at t = {t:.3f} s")
+        return zero
+    return tau
+
+
 def _run(label, route, fn):
     start = time.perf_counter()
     try:
         res = fn()
         return label, route, time.perf_counter() - start, res, None
+    except _OutOfTime as err:
+        return label, route, time.perf_counter() - start, None, str(err)
     except mb.errors.MbcourseError as err:
         return label, route, time.perf_counter() - start, None, str(err).split(":")[0][:90]
 
@@ -53,10 +77,10 @@ def n_four_bar(N, t_end, rtol):
     te = np.linspace(0.0, t_end, int(100 * t_end) + 1)
     out = []
     for route, fn in (
-            ("loops (projection)", lambda: mb.loops.simulate(m, (0, t_end), q0, qd0, rtol=rtol,
-                                                             atol=rtol, t_eval=te)),
+            ("loops (projection)", lambda: mb.loops.simulate(m, (0, t_end), q0, qd0, budget_tau(m.nv),
+                                                             rtol=rtol, atol=rtol, t_eval=te)),
             ("cartesian (Baumgarte)", lambda: mb.cartesian.simulate(
-                m, (0, t_end), q0, qd0, rtol=rtol, atol=rtol, t_eval=te))):
+                m, (0, t_end), q0, qd0, rtol=rtol, atol=rtol, t_eval=te, tau=budget_tau(m.nv)))):
         label, route, wall, res, err = _run(f"A02 N-four-bar, N = {N}, {t_end} s", route, fn)
         if res is None:
             out.append((label, route, wall, None, None, None, err))
@@ -79,10 +103,11 @@ def bricard(t_end, rtol):
     te = np.linspace(0.0, t_end, int(100 * t_end) + 1)
     out = []
     for route, fn in (
-            ("loops (projection)", lambda: mb.loops.simulate(m, (0, t_end), q0, qd0, rtol=rtol,
-                                                             atol=rtol, t_eval=te)),
+            ("loops (projection)", lambda: mb.loops.simulate(m, (0, t_end), q0, qd0, budget_tau(m.nv),
+                                                             rtol=rtol, atol=rtol, t_eval=te)),
             ("cartesian (Baumgarte, lstsq)", lambda: mb.cartesian.simulate(
-                m, (0, t_end), q0, qd0, rtol=rtol, atol=rtol, t_eval=te, redundant="lstsq"))):
+                m, (0, t_end), q0, qd0, rtol=rtol, atol=rtol, t_eval=te, redundant="lstsq",
+                tau=budget_tau(m.nv)))):
         label, route, wall, res, err = _run(f"A04 Bricard, {t_end} s", route, fn)
         if res is None:
             out.append((label, route, wall, None, None, None, err))
@@ -103,14 +128,15 @@ def governor(t_end, rtol):
     k = m.q_names.index("slide.displacement")
     out = []
     for route, fn in (
-            ("loops (Radau)", lambda: mb.loops.simulate(m, (0, t_end), q0, qd0, method="Radau",
-                                                        rtol=rtol, atol=rtol, t_eval=te)),
+            ("loops (Radau)", lambda: mb.loops.simulate(m, (0, t_end), q0, qd0, budget_tau(m.nv),
+                                                        method="Radau", rtol=rtol, atol=rtol,
+                                                        t_eval=te)),
             ("tree + mb.sim (Radau)", lambda: mb.sim.simulate(
-                m, mb.tree.forward_dynamics, (0, t_end), q0, qd0, method="Radau", rtol=rtol,
-                atol=rtol, t_eval=te)),
+                m, mb.tree.forward_dynamics, (0, t_end), q0, qd0, budget_tau(m.nv), method="Radau",
+                rtol=rtol, atol=rtol, t_eval=te)),
             ("cartesian (Radau)", lambda: mb.cartesian.simulate(
                 m, (0, t_end), q0, qd0, method="Radau", rtol=rtol, atol=rtol, t_eval=te,
-                baumgarte=None))):
+                baumgarte=None, tau=budget_tau(m.nv)))):
         label, route, wall, res, err = _run(f"A05 stiff governor, {t_end} s", route, fn)
         if res is None:
             out.append((label, route, wall, None, None, None, err))
