@@ -1455,7 +1455,12 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, stabilization=DEFAULT_STA
     qT0, vT0 = q0[data.q_tree], qd0[data.v_tree]
     system.accelerations(t0, qT0, vT0)  # bad forces are refused here, before integrating
     system.observe_rank()
-    t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
+    if t_eval is not None:
+        t_eval = np.asarray(t_eval, dtype=float)
+        if (t_eval.ndim != 1 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0)
+                or t_eval.size and (t_eval[0] < t0 or t_eval[-1] > t1)):
+            raise ShapeError(f"t_eval must be increasing times within t_span ({t0}, {t1}), "
+                             f"got {t_eval!r}")
     extra = dict(stabilization=stabilization, partitions=None, corrections=0.0)
     if stabilization == "partitioning":
         ts, QT, VT, diss, extra["partitions"] = _partitioned(

@@ -280,6 +280,14 @@ def test_bad_inputs_are_named():
         mb.loops.forward_dynamics(m, q[:3], qd)
     with pytest.raises(ShapeError, match="stabilization"):
         mb.loops.simulate(m, (0, 1), q, qd, stabilization="magic")
+    with pytest.raises(ShapeError, match="t_eval"):
+        mb.loops.simulate(m, (0, 1), q, qd, t_eval=[0.5, 2.0])
+    with pytest.raises(ShapeError, match="t_eval"):
+        mb.loops.simulate(m, (0, 1), q, qd, t_eval=[0.5, 0.2])
+    with pytest.raises(InconsistentStateError, match="assemble"):
+        mb.loops.simulate(m, (0, 1), q + 0.1, qd)
+    with pytest.raises(ShapeError, match="actuated"):
+        mb.loops.inverse_dynamics(m, q, qd, np.zeros(4), actuated=[])
     with pytest.raises(ShapeError, match="VelocityConstraint"):
         mb.loops.forward_dynamics(m, q, qd, constraints=[[1, 0, 0, 0]])
 
