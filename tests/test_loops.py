@@ -3,7 +3,7 @@ the laws of mechanics."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import mbcourse as mb
 from mbcourse.errors import (InconsistentStateError, ModelError, ShapeError, TopologyError)
@@ -390,3 +390,49 @@ def test_the_n_four_bar_passes_its_singular_positions_on_the_parallelogram_branc
     angle = np.arctan2(A[:, cranks, 1, 0], A[:, cranks, 0, 0])
     spread = np.angle(np.exp(1j * (angle - angle[:, :1])))
     assert np.abs(spread).max() < 1e-8  # all cranks stay parallel
+
+
+def random_tree_with_loops(seed):
+    """A random tree (each body hinged to a random earlier body) closed by a spherical joint
+    to the ground and a universal joint between two moving bodies, assembled by placing the
+    closing joints where the tree puts them at a random configuration."""
+    rng = np.random.default_rng(seed)
+    m = mb.Model(gravity=(0.0, -9.81, 0.0))
+    names = ["ground"]
+    for i in range(10):
+        m.add_body(f"b{i}", float(rng.uniform(0.5, 2.0)), np.diag(rng.uniform(0.1, 0.15, 3)))
+        parent = names[int(rng.integers(0, len(names)))] if i else "ground"
+        m.add_joint(f"j{i}", "revolute", parent, f"b{i}",
+                    parent_point=rng.normal(size=3) * 0.3 if parent != "ground" else (0, 0, 0),
+                    child_point=rng.normal(size=3) * 0.3, axis=rng.normal(size=3))
+        names.append(f"b{i}")
+    q = rng.uniform(-1, 1, m.nq)
+    r, A = m.body_poses(q)
+    a, b = 10, int(rng.integers(1, 6))  # a leaf-ish body to the ground, and two moving ones
+    tip = rng.normal(size=3) * 0.3
+    m.add_joint("ball", "spherical", "ground", f"b{a - 1}", parent_point=r[a] + A[a] @ tip,
+                child_point=tip, orientation=A[a])
+    c = 8 if b != 8 else 7
+    tip2 = rng.normal(size=3) * 0.3
+    P = r[c] + A[c] @ tip2
+    u1 = rng.normal(size=3)
+    m.add_joint("cardan", "universal", f"b{b - 1}", f"b{c - 1}",
+                parent_point=A[b].T @ (P - r[b]), child_point=tip2,
+                orientation=A[b].T @ A[c], axes=(u1, np.cross(u1, rng.normal(size=3))))
+    q_full = np.concatenate([q, m.joint("ball").neutral(), m.joint("cardan").neutral()])
+    return m, q_full, rng.normal(size=m.nv)
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_random_trees_with_two_loops_equal_cartesian(seed):
+    try:
+        m, q, qd = random_tree_with_loops(seed)
+    except TopologyError:  # the random pair was already joined: no such mechanism
+        assume(False)
+    q, qd = mb.loops.assemble(m, q, qd)
+    tau = np.random.default_rng(seed).normal(size=m.nv)
+    ref = mb.cartesian.forward_dynamics(m, q, qd, tau, redundant="lstsq")
+    out = mb.loops.forward_dynamics(m, q, qd, tau)
+    assert len(mb.loops.prepare(m).cut) == 2
+    assert np.abs(out - ref).max() < 1e-8 * (1 + np.abs(ref).max())
