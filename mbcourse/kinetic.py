@@ -39,7 +39,7 @@ __all__ = [
     "Box", "Cylinder", "PointCloud", "kinetic_energy", "moments", "mass_properties",
     "energy_planar", "energy_about_pole", "energy_two_axes", "energy_one_axis",
     "energy_koenig", "energy_eq39", "cross_term", "product_after_rotation",
-    "product_amplitude",
+    "product_amplitude", "alyushin_motions",
 ]
 
 #: Axis names of the plane rotations (2)–(6).
@@ -426,3 +426,48 @@ def product_amplitude(I_a, I_b, I_ab):
     """The amplitude of (33) over a turn (E36): ``sqrt((I_a - I_b)^2 / 4 + I_ab^2)``, not
     the two values the paper's conclusion names."""
     return np.sqrt(0.25 * (I_a - I_b) ** 2 + I_ab ** 2)
+
+
+# ------------------------------------------------------------------ the robot of Fig. 1
+def alyushin_motions(H, L1, lead, waist, shoulder, screw):
+    """The motion laws (41)–(47) of Alyushin's robot in the material description.
+
+    Parameters
+    ----------
+    H, L1, lead : float
+        Height of ``A = (0, 0, H)``, arm length to ``B = (L1, 0, H)`` and the screw's lead
+        (as in :func:`mbcourse.models.alyushin_robot`).
+    waist, shoulder, screw : callables ``t -> (theta, theta_t, theta_tt)``
+        The joint laws: ``Delta theta_z`` of link 1, ``Delta theta_y`` of link 2 (about
+        link 1's ``y`` axis) and ``Delta theta_x`` of link 3 (about link 2's ``x`` axis).
+
+    Returns
+    -------
+    link1, link2, link3 : motions
+        Link 1 turns about ``z`` through the origin (41); link 2 turns about ``y`` through
+        ``A`` and is carried by link 1 (42), (44); link 3 turns about ``x`` through ``B``
+        while ``B`` advances by ``u = h Delta theta_x / (2 pi)`` (43), carried by link 2
+        (46). The load moves with link 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> l1, l2, l3 = alyushin_motions(1.0, 0.8, 0.1, uniform(0.0), uniform(0.0),
+    ...                               uniform(2 * np.pi))
+    >>> l3.position([0.8, 0.0, 1.0], 0.0).round(12).tolist()   # B advanced by one lead
+    [0.9, 0.0, 1.0]
+    """
+    A = np.array([0.0, 0.0, float(H)])
+    B = np.array([float(L1), 0.0, float(H)])
+    k = float(lead) / (2 * np.pi)
+    screw = _law(screw, "screw")
+    ex = np.array([1.0, 0.0, 0.0])
+
+    def advance(t):
+        th, th_t, th_tt = screw(t)
+        return B + k * th * ex, k * th_t * ex, k * th_tt * ex
+
+    link1 = PlaneRotation("z", (0.0, 0.0, 0.0), waist)
+    turn2 = PlaneRotation("y", A, shoulder)
+    turn3 = PlaneRotation("x", B, screw, pole_motion=advance)
+    return link1, compose(turn2, link1), compose(turn3, turn2, link1)

@@ -20,6 +20,8 @@ consistent state ``(q, qd)`` from their independent coordinates.
   four-bars through singular positions) and A05 (the stiff flyball governor, with a rigid
   closed-loop variant) of the IFToMM multibody benchmark library
   (``benchmarks/iftomm_reference.md``).
+* :func:`alyushin_robot` — the robot of Alyushin's Fig. 1 (two revolute pairs, a screw pair,
+  a clamped load; chapter 7).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ __all__ = ["triple_pendulum", "double_pendulum", "crank_slider", "crank_slider_s
            "telegin_polar", "telegin_cartesian", "telegin_cylindrical_3",
            "telegin_cylindrical_4", "telegin_angular", "telegin_universal",
            "four_bar", "four_bar_state", "bricard", "bricard_state", "n_four_bar",
-           "n_four_bar_state", "flyball_governor", "flyball_governor_state"]
+           "n_four_bar_state", "flyball_governor", "flyball_governor_state", "alyushin_robot"]
 
 _Z = (0.0, 0.0, 1.0)
 
@@ -1120,3 +1122,63 @@ def flyball_governor_state(model, alpha=np.pi / 6, alpha_rate=0.0, *, spin=0.0,
         q += [gamma, alpha + gamma, gamma, alpha + gamma]
         qd += [gamma_dot, alpha_rate + gamma_dot, gamma_dot, alpha_rate + gamma_dot]
     return np.array(q, dtype=float), np.array(qd, dtype=float)
+
+
+def _box_inertia(mass, size):
+    a, b, c = size
+    return np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) * mass / 12.0
+
+
+def alyushin_robot(H=1.0, L1=0.8, lead=0.1, l3=0.5, m1=10.0, m2=5.0, m3=2.0, m_load=3.0,
+                   load_size=(0.12, 0.1, 0.08), load_offset=(0.06, 0.05, -0.06), g=9.81):
+    """The robot of Alyushin's Fig. 1: two revolute pairs and a screw pair, with a load.
+
+    At ``q = 0`` (the initial configuration, whose coordinates are the material labels
+    ``alpha``):
+
+    * link 1, a column ``0.1 x 0.1 x H`` (mass ``m1``) from the origin to ``A = (0, 0, H)``,
+      turns about ``z`` through the origin (joint ``"waist"``, (41));
+    * link 2, an arm ``L1 x 0.08 x 0.08`` (``m2``) from ``A`` to ``B = (L1, 0, H)``, turns
+      about link 1's ``y`` axis through ``A`` (``"shoulder"``, (42));
+    * link 3, a screw ``l3 x 0.05 x 0.05`` (``m3``) from ``B`` along ``x``, turns about link
+      2's ``x`` axis through ``B`` and advances ``lead`` per turn (``"screw"``, (43));
+    * the load, a box ``load_size`` (``m_load``) clamped to the end of link 3 with its
+      centre at ``(L1 + l3, 0, H) + load_offset`` (``"clamp"``, a fixed joint): off the
+      screw's axis, so that the screw's turn moves it.
+
+    All links are uniform boxes; gravity ``-g`` along ``z``. Coordinates:
+    ``(waist, shoulder, screw)`` angles. :func:`mbcourse.kinetic.alyushin_motions` gives
+    the same motion in the material description (41)–(47).
+
+    Examples
+    --------
+    >>> m = alyushin_robot()
+    >>> m.q_names
+    ['waist.angle', 'shoulder.angle', 'screw.angle']
+    >>> r, A = m.body_poses([0.0, 0.0, 2 * 3.141592653589793])   # one turn: advance by the lead
+    >>> round(float(r[3, 0] - 0.8 - 0.25), 12)
+    0.1
+    """
+    _positive(H=H, L1=L1, lead=lead, l3=l3, m1=m1, m2=m2, m3=m3, m_load=m_load, g=g)
+    load_size = np.asarray(load_size, dtype=float)
+    m = Model(gravity=(0.0, 0.0, -g))
+    C1, C2, C3 = np.array([0, 0, H / 2]), np.array([L1 / 2, 0, H]), np.array([L1 + l3 / 2, 0, H])
+    CL = np.array([L1 + l3, 0.0, H]) + np.asarray(load_offset, dtype=float)
+    m.add_body("link1", m1, _box_inertia(m1, (0.1, 0.1, H)))
+    m.add_body("link2", m2, _box_inertia(m2, (L1, 0.08, 0.08)))
+    m.add_body("link3", m3, _box_inertia(m3, (l3, 0.05, 0.05)))
+    m.add_body("load", m_load, _box_inertia(m_load, load_size))
+    A, B = np.array([0.0, 0.0, H]), np.array([L1, 0.0, H])
+    m.add_joint("waist", "revolute", "ground", "link1", child_point=-C1, axis=_Z)
+    m.add_joint("shoulder", "revolute", "link1", "link2", parent_point=A - C1,
+                child_point=A - C2, axis=(0.0, 1.0, 0.0))
+    m.add_joint("screw", "screw", "link2", "link3", parent_point=B - C2, child_point=B - C3,
+                axis=(1.0, 0.0, 0.0), lead=lead)
+    m.add_joint("clamp", "fixed", "link3", "load", parent_point=CL - C3)
+    m.parameters = dict(H=H, L1=L1, lead=lead, l3=l3, m1=m1, m2=m2, m3=m3, m_load=m_load,
+                        load_size=tuple(load_size), load_offset=tuple(load_offset), g=g,
+                        centres={"link1": tuple(C1), "link2": tuple(C2), "link3": tuple(C3),
+                                 "load": tuple(CL)},
+                        sizes={"link1": (0.1, 0.1, H), "link2": (L1, 0.08, 0.08),
+                               "link3": (l3, 0.05, 0.05), "load": tuple(load_size)})
+    return m

@@ -165,3 +165,97 @@ def test_bad_inputs():
         K.uniform(np.nan)
     with pytest.raises(mb.errors.ShapeError):
         K.compose()
+
+
+# --------------------------------------------------------------- the robot of Fig. 1
+def robot_laws():
+    return (lambda t: (0.6 * np.sin(1.3 * t), 0.78 * np.cos(1.3 * t), -1.014 * np.sin(1.3 * t)),
+            lambda t: (0.4 * np.sin(0.9 * t + 0.2), 0.36 * np.cos(0.9 * t + 0.2),
+                       -0.324 * np.sin(0.9 * t + 0.2)),
+            K.uniform(0.3, 4.0, 1.5))
+
+
+def robot_state(laws, t):
+    vals = np.array([law(t) for law in laws])  # (3, 3): theta, rate, acceleration
+    return vals[:, 0], vals[:, 1], vals[:, 2]
+
+
+def test_robot_motion_laws_equal_the_model_and_do_not_deform():
+    model = mb.models.alyushin_robot()
+    p = model.parameters
+    laws = robot_laws()
+    motions = K.alyushin_motions(p["H"], p["L1"], p["lead"], *laws)
+    for t in (0.0, 0.7, 1.9):
+        q, qd, _ = robot_state(laws, t)
+        r, A = model.body_poses(q)
+        vel, omega = model.body_velocities(q, qd)
+        for k, name in enumerate(("link1", "link2", "link3", "load"), start=1):
+            mot = motions[min(k, 3) - 1]
+            R, pp, *_ = mot.state(t)
+            C0 = np.array(p["centres"][name])
+            np.testing.assert_allclose(R, A[k], atol=1e-12)
+            np.testing.assert_allclose(mot.position(C0, t), r[k], atol=1e-12)
+            np.testing.assert_allclose(mot.velocity(C0, t), vel[k], atol=1e-12)
+            np.testing.assert_allclose(mot.angular_velocity(t), omega[k], atol=1e-12)
+            assert abs(np.linalg.det(R) - 1.0) < 1e-12
+
+
+def test_robot_deformation_gradient_is_one_symbolically():
+    import sympy as sp
+    tz, ty, tx = sp.symbols("theta_z theta_y theta_x", real=True)
+    Rz = sp.Matrix([[sp.cos(tz), -sp.sin(tz), 0], [sp.sin(tz), sp.cos(tz), 0], [0, 0, 1]])
+    Ry = sp.Matrix([[sp.cos(ty), 0, sp.sin(ty)], [0, 1, 0], [-sp.sin(ty), 0, sp.cos(ty)]])
+    Rx = sp.Matrix([[1, 0, 0], [0, sp.cos(tx), -sp.sin(tx)], [0, sp.sin(tx), sp.cos(tx)]])
+    # link 3: x = Rz (A + Ry (B + u e_x - A + Rx (alpha - B))): d x / d alpha = Rz Ry Rx
+    assert sp.simplify((Rz * Ry * Rx).det()) == 1
+
+
+def test_robot_link_energies_by_the_closed_forms_equal_the_model():
+    """Link 1 by (35), link 2 by (30) about A with observer-frame omega and current inertia
+    (E31, E33), link 3 and the load by (40): their sum is Model.kinetic_energy."""
+    model = mb.models.alyushin_robot()
+    p = model.parameters
+    laws = robot_laws()
+    motions = K.alyushin_motions(p["H"], p["L1"], p["lead"], *laws)
+    t = 1.1
+    q, qd, _ = robot_state(laws, t)
+    total = 0.0
+    for name, mot in zip(("link1", "link2", "link3", "load"), motions + (motions[2],)):
+        body = K.Box(model.body(name).mass, p["sizes"][name], p["centres"][name])
+        pts, w = body.quadrature()
+        x = mot.position(pts, t)
+        omega = mot.angular_velocity(t)
+        if name == "link1":
+            E = K.energy_one_axis(omega[2], K.moments(x, w, np.zeros(3))["J"][2, 2])
+        elif name == "link2":
+            pole = mot.position([0.0, 0.0, p["H"]], t)
+            E = K.energy_about_pole(omega, K.moments(x, w, pole)["J"])
+        else:
+            C = w @ x / w.sum()
+            E = K.energy_koenig(w.sum(), mot.velocity(np.array(p["centres"][name]), t), omega,
+                                K.moments(x, w, C)["J"])
+        assert abs(E - K.kinetic_energy(mot, body, t)) < 1e-12 * (1 + E)
+        total += E
+    assert abs(total - model.kinetic_energy(q, qd)) < 1e-12 * (1 + total)
+
+
+def test_robot_power_balance_with_the_actuators_of_inverse_dynamics():
+    """E34: the actuators' power equals d/dt of the kinetic plus potential energy."""
+    model = mb.models.alyushin_robot()
+    laws = robot_laws()
+    h = 1e-5
+    for t in (0.3, 1.2):
+        q, qd, qdd = robot_state(laws, t)
+        tau = mb.tree.inverse_dynamics(model, q, qd, qdd)
+        power = tau @ qd
+
+        def energy(s):
+            qs, qds, _ = robot_state(laws, s)
+            return model.kinetic_energy(qs, qds) + model.potential_energy(qs)
+        dE = (energy(t + h) - energy(t - h)) / (2 * h)
+        assert abs(power - dE) < 1e-6 * (1 + abs(power))
+        # every formulation drives the robot with these torques along the given laws
+        for fd in (mb.tree.forward_dynamics, mb.vereshchagin.forward_dynamics,
+                   mb.cartesian.forward_dynamics, mb.loops.forward_dynamics,
+                   mb.tree.spherical.forward_dynamics):
+            np.testing.assert_allclose(fd(model, q, qd, tau), qdd, atol=1e-9)
