@@ -34,6 +34,7 @@ FAULTS = {
     "ch4_recursion": ["nan", "raise", "shape"],
     "ch5_inertial": ["nan", "shape", "loop"],
     "ch6_loops": ["nan", "raise", "shape"],
+    "ch7_energy": ["nan", "raise", "shape"],
 }
 
 

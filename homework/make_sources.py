@@ -1063,6 +1063,203 @@ CH6 = [
     """),
 ]
 
+
+# --------------------------------------------------------------------------- chapter 7
+K7 = mb.kinetic
+
+CLOUD7 = """
+    def random_cloud(count, seed):
+        \"\"\"Random point masses: points (count, 3) and masses (count,).\"\"\"
+        rng = np.random.default_rng(seed)
+        return rng.normal(size=(count, 3)), rng.uniform(0.5, 2.0, count)
+
+
+    def link_motion(pole_y, pole_z, rate_y, rate_z, theta_y0=0.0, theta_z0=0.0):
+        \"\"\"A turn about an axis parallel to y through pole_y, then about z through pole_z.\"\"\"
+        K = mb.kinetic
+        return K.compose(K.PlaneRotation("y", pole_y, K.uniform(theta_y0, rate_y)),
+                         K.PlaneRotation("z", pole_z, K.uniform(theta_z0, rate_z)))
+
+
+    def link_state(motion, body, t):
+        \"\"\"(m, v_C, omega, J_C) at time t: the mass, the velocity of the centre of mass, the
+        observer-frame angular velocity and the CURRENT central inertia tensor.\"\"\"
+        pts, w = body.quadrature()
+        x = motion.position(pts, t)
+        m = w.sum()
+        C = w @ x / m
+        v_C = w @ motion.velocity(pts, t) / m
+        return m, v_C, motion.angular_velocity(t), mb.kinetic.moments(x, w, C)["J"]
+
+    points, masses = random_cloud(6, seed=7)
+    pole = np.array([0.1, -0.2, 0.3])
+"""
+
+_ns7 = {"np": np, "mb": mb}
+exec(textwrap.dedent(CLOUD7), _ns7)
+_pts7, _w7, _pole7 = _ns7["points"], _ns7["masses"], _ns7["pole"]
+_J7 = K7.moments(_pts7, _w7, _pole7)["J"]
+_m07 = K7.moments(_pts7, _w7, np.zeros(3))
+_I7 = (_m07["I"][0], _m07["I"][1], _m07["products"]["xy"])
+_dth7 = 0.7
+_prod7 = K7.product_after_rotation(*_I7, _dth7)
+_prod7_direct = K7.moments(K7.PlaneRotation("z", angle=_dth7).position(_pts7, 0.0), _w7,
+                           np.zeros(3))["products"]["xy"]
+assert abs(_prod7 - _prod7_direct) < 1e-12
+_box7 = K7.Box(3.0, (0.6, 0.2, 0.1), centre=(0.3, 0.0, 0.05))
+_motion7 = _ns7["link_motion"]((0.0, 0.0, 0.0), (0.5, 0.1, 0.0), 1.3, -0.8, 0.2, 0.4)
+_t7 = 0.6
+_E7 = K7.kinetic_energy(_motion7, _box7, _t7)
+assert abs(K7.energy_koenig(*_ns7["link_state"](_motion7, _box7, _t7)) - _E7) < 1e-12
+
+CH7 = [
+    md("""
+    # Homework 7 — kinetic energy of a rigid body (10 points)
+
+    Alyushin (2022) describes a motion in *material* coordinates: a particle is labelled by
+    its initial position $\\alpha$ and moves to $x(\\alpha, t)$. A plane rotation about an
+    axis parallel to $x$, $y$ or $z$ through a pole $P$ is such a map,
+    `mb.kinetic.PlaneRotation(axis, pole, angle)`, and motions are superposed by composition,
+    `mb.kinetic.compose(inner, outer)`. The kinetic energy is the definition (10),
+
+    $$E = \\tfrac12 \\int |v|^2 \\, dm ,$$
+
+    which `mb.kinetic.kinetic_energy(motion, body, t)` evaluates by quadrature over a body's
+    mass distribution. About a pole $P$ the axial second moments are
+    $I_k = \\int (x_k - x_{Pk})^2 \\, dm$, the products
+    $I_{jk} = \\int (x_j - x_{Pj})(x_k - x_{Pk}) \\, dm$ and the polar moments, e.g.
+    $J_P^z = \\int \\big((x - x_P)^2 + (y - y_P)^2\\big) \\, dm = I_x + I_y$: the diagonal of
+    the inertia tensor about $P$, `mb.kinetic.moments(points, masses, pole)["J"]`.
+    """),
+    md(HEADER),
+    SETUP,
+    given("bodies", CLOUD7),
+    task("polar_moment", 3, """
+    ## Task 1 (3 points): a polar moment
+
+    Write `polar_moment(points, masses, pole, axis)` returning the polar moment
+    $J_P^{axis} = \\int \\big((x_j - x_{Pj})^2 + (x_k - x_{Pk})^2\\big) \\, dm$ of point masses
+    (`points` shape `(K, 3)`, `masses` shape `(K,)`) about the pole, where $j$, $k$ are the
+    two coordinates other than `axis` (`"x"`, `"y"` or `"z"`). It is a number.
+    """, """
+    def polar_moment(points, masses, pole, axis):
+        \"\"\"J_P^axis = sum of m ((x_j - x_Pj)^2 + (x_k - x_Pk)^2) over the other two axes.\"\"\"
+        ### BEGIN SOLUTION
+        d = np.asarray(points, dtype=float) - np.asarray(pole, dtype=float)
+        others = [i for i in range(3) if i != "xyz".index(axis)]
+        return float(np.asarray(masses, dtype=float) @ np.sum(d[:, others] ** 2, axis=1))
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "J_P^z = sum m ((x - x_P)^2 + (y - y_P)^2): the squared distance from the axis through P, not from P"
+    for k, axis in enumerate("xyz"):
+        J = check_call("polar_moment", globals().get("polar_moment"), points, masses, pole, axis, timeout=TIMEOUT)
+        check(f"J_P^{{axis}}", J, {lit(np.diag(_J7))}[k], hint=hint)
+    print("polar_moment: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(717)
+    for count, seed in [(1, 71), (9, 72), (25, 73)]:
+        pts_h, w_h = random_cloud(count, seed)
+        pole_h = rng.normal(size=3)
+        J_ref = mb.kinetic.moments(pts_h, w_h, pole_h)["J"]
+        for k, axis in enumerate("xyz"):
+            J = check_call("polar_moment", globals().get("polar_moment"), pts_h, w_h, pole_h, axis,
+                           timeout=TIMEOUT)
+            check(f"J_P^{{axis}}", J, J_ref[k, k], hint=hint)
+    box = mb.kinetic.Box(2.0, (0.4, 0.3, 0.2), centre=(0.1, 0.2, -0.3))
+    pts_h, w_h = box.quadrature()
+    J = check_call("polar_moment", globals().get("polar_moment"), pts_h, w_h, np.zeros(3), "z", timeout=TIMEOUT)
+    check("J_P^z of a box", J, mb.kinetic.moments(pts_h, w_h, np.zeros(3))["J"][2, 2], hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("product_xy", 3, """
+    ## Task 2 (3 points): a product of inertia after a rotation
+
+    Turn the body about $z$ through the origin by $\\Delta\\theta$. With the initial axial
+    second moments $I_\\alpha = \\int \\alpha^2 \\, dm$, $I_\\beta = \\int \\beta^2 \\, dm$ and
+    the initial product $I_{\\alpha\\beta} = \\int \\alpha \\beta \\, dm$, the product
+    $I_{xy} = \\int x y \\, dm$ after the turn is (33)
+
+    $$I_{xy} = \\tfrac12 \\sin(2\\Delta\\theta)\\,(I_\\alpha - I_\\beta) + \\cos(2\\Delta\\theta)\\, I_{\\alpha\\beta}.$$
+
+    Write `product_xy(I_a, I_b, I_ab, dtheta)` returning it (a number). Check it against
+    the product computed from the rotated points,
+    `mb.kinetic.PlaneRotation("z", angle=dtheta).position(points, 0.0)`.
+    """, """
+    def product_xy(I_a, I_b, I_ab, dtheta):
+        \"\"\"I_xy after a turn dtheta about z, (33).\"\"\"
+        ### BEGIN SOLUTION
+        return 0.5 * np.sin(2.0 * dtheta) * (I_a - I_b) + np.cos(2.0 * dtheta) * I_ab
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "x = alpha cos - beta sin, y = alpha sin + beta cos: multiply out x y; the angles are doubled"
+    I0 = mb.kinetic.moments(points, masses, np.zeros(3))
+    args = (I0["I"][0], I0["I"][1], I0["products"]["xy"], {_dth7})
+    P = check_call("product_xy", globals().get("product_xy"), *args, timeout=TIMEOUT)
+    check("I_xy", P, {lit(_prod7)}, hint=hint)
+    P = check_call("product_xy", globals().get("product_xy"), *args[:3], 0.0, timeout=TIMEOUT)
+    check("I_xy with no turn", P, {lit(_I7[2])}, hint=hint)
+    print("product_xy: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(727)
+    for count, seed in [(3, 74), (8, 75), (20, 76)]:
+        pts_h, w_h = random_cloud(count, seed)
+        I0 = mb.kinetic.moments(pts_h, w_h, np.zeros(3))
+        I_a, I_b, I_ab = I0["I"][0], I0["I"][1], I0["products"]["xy"]
+        for dth in [rng.uniform(-np.pi, np.pi), np.pi / 4, -2.5]:
+            P = check_call("product_xy", globals().get("product_xy"), I_a, I_b, I_ab, dth, timeout=TIMEOUT)
+            check("I_xy", P, mb.kinetic.product_after_rotation(I_a, I_b, I_ab, dth), hint=hint)
+            turned = mb.kinetic.PlaneRotation("z", angle=dth).position(pts_h, 0.0)
+            check("I_xy of the rotated points", P,
+                  mb.kinetic.moments(turned, w_h, np.zeros(3))["products"]["xy"], hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("link_energy", 4, """
+    ## Task 3 (4 points): the kinetic energy of a link
+
+    A link (a box) turns about an axis parallel to $y$ and, carried by that, about an axis
+    parallel to $z$ (`link_motion`). König's theorem (40) gives its energy
+
+    $$E = \\tfrac12 m |v_C|^2 + \\tfrac12 \\omega^T J_C \\, \\omega$$
+
+    with the velocity $v_C$ of the centre of mass, the angular velocity $\\omega$ in the
+    **observer's** (fixed) axes — not the two joint rates (erratum E33) — and the **current**
+    central inertia tensor $J_C$, not the initial one (erratum E31). Write
+    `link_energy(m, v_C, omega, J_C)` returning $E$ (a number); `link_state` computes the
+    right arguments from the library. The tests compare with the definition (10),
+    `mb.kinetic.kinetic_energy(motion, body, t)`.
+    """, """
+    def link_energy(m, v_C, omega, J_C):
+        \"\"\"Koenig (40): 1/2 m |v_C|^2 + 1/2 omega^T J_C omega.\"\"\"
+        ### BEGIN SOLUTION
+        v_C, omega, J_C = (np.asarray(a, dtype=float) for a in (v_C, omega, J_C))
+        return float(0.5 * m * v_C @ v_C + 0.5 * omega @ J_C @ omega)
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = ("1/2 m v_C.v_C + 1/2 omega.(J_C omega): omega in observer axes, not the joint rates (E33); "
+            "J_C the current central inertia, not the initial one (E31)")
+    body = mb.kinetic.Box(3.0, (0.6, 0.2, 0.1), centre=(0.3, 0.0, 0.05))
+    motion = link_motion((0.0, 0.0, 0.0), (0.5, 0.1, 0.0), 1.3, -0.8, 0.2, 0.4)
+    E = check_call("link_energy", globals().get("link_energy"), *link_state(motion, body, 0.6), timeout=TIMEOUT)
+    check("E", E, {lit(_E7)}, hint=hint)
+    print("link_energy: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(737)
+    for trial in range(5):
+        body_h = mb.kinetic.Box(rng.uniform(0.5, 5.0), rng.uniform(0.05, 1.0, 3), centre=rng.normal(size=3),
+                                orientation=np.linalg.qr(rng.normal(size=(3, 3)))[0])
+        motion_h = link_motion(rng.normal(size=3), rng.normal(size=3), *rng.normal(size=4))
+        t_h = rng.uniform(0.0, 2.0)
+        E = check_call("link_energy", globals().get("link_energy"), *link_state(motion_h, body_h, t_h),
+                       timeout=TIMEOUT)
+        check("E", E, mb.kinetic.kinetic_energy(motion_h, body_h, t_h), rtol=1e-9, hint=hint)
+    ### END HIDDEN TESTS
+    """),
+]
+
+
 ASSIGNMENTS = {
     "ch1_graphs": CH1,
     "ch2_cartesian": CH2,
@@ -1070,6 +1267,7 @@ ASSIGNMENTS = {
     "ch4_recursion": CH4,
     "ch5_inertial": CH5,
     "ch6_loops": CH6,
+    "ch7_energy": CH7,
 }
 
 
