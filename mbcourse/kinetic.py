@@ -23,6 +23,9 @@ forms of the paper:
 * the product of inertia after a rotation about one axis (33), :func:`product_after_rotation`,
   and its true amplitude (E36), :func:`product_amplitude`.
 
+Sympy forms: :func:`sympy_plane_rotation` (a rotation of given points, so that the
+superposition (7) is a substitution) and :func:`sympy_alyushin` (the robot's laws (41)–(47)).
+
 The tests hold every closed form to the definition (10) at 1e-10 on random bodies and
 motions; the errata's counterexamples are computed in chapter 7 of the book.
 """
@@ -39,7 +42,7 @@ __all__ = [
     "Box", "Cylinder", "PointCloud", "kinetic_energy", "moments", "mass_properties",
     "energy_planar", "energy_about_pole", "energy_two_axes", "energy_one_axis",
     "energy_koenig", "energy_eq39", "cross_term", "product_after_rotation",
-    "product_amplitude", "alyushin_motions",
+    "product_amplitude", "alyushin_motions", "sympy_plane_rotation", "sympy_alyushin",
 ]
 
 #: Axis names of the plane rotations (2)–(6).
@@ -471,3 +474,79 @@ def alyushin_motions(H, L1, lead, waist, shoulder, screw):
     turn2 = PlaneRotation("y", A, shoulder)
     turn3 = PlaneRotation("x", B, screw, pole_motion=advance)
     return link1, compose(turn2, link1), compose(turn3, turn2, link1)
+
+
+# ------------------------------------------------------------------ sympy forms
+def sympy_plane_rotation(axis, x, theta, pole, pole_now=None):
+    """A plane rotation (2)–(6), (8)–(9) as sympy: the current position of the points ``x``.
+
+    Parameters
+    ----------
+    axis : {"x", "y", "z"}
+    x : sympy Matrix (3, 1)
+        The points' coordinates before this motion (material symbols, or an inner
+        motion's current coordinates: the superposition (7) is this substitution).
+    theta : sympy expression
+        The angle turned (e.g. ``sympy.Function("theta_z")(t)``).
+    pole : sequence of 3 sympy expressions
+        The pole's coordinates before the motion.
+    pole_now : sequence of 3 sympy expressions, optional
+        The pole's current position (a translating pole, (8)–(9)); default ``pole``.
+
+    Returns
+    -------
+    sympy Matrix (3, 1)
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> a, b, c, th = sp.symbols("alpha beta gamma theta")
+    >>> sympy_plane_rotation("z", sp.Matrix([a, b, c]), th, (0, 0, 0)).T
+    Matrix([[alpha*cos(theta) - beta*sin(theta), alpha*sin(theta) + beta*cos(theta), gamma]])
+    """
+    import sympy as sp
+
+    if axis not in AXES:
+        raise ModelError(f"axis must be one of {sorted(AXES)}, got {axis!r}")
+    k = AXES[axis]
+    i, j = [(1, 2), (2, 0), (0, 1)][k]
+    c, s_ = sp.cos(theta), sp.sin(theta)
+    R = sp.eye(3)
+    R[i, i], R[i, j], R[j, i], R[j, j] = c, -s_, s_, c
+    P0 = sp.Matrix(list(pole))
+    P1 = P0 if pole_now is None else sp.Matrix(list(pole_now))
+    return P1 + R * (sp.Matrix(x) - P0)
+
+
+def sympy_alyushin(H, L1, lead):
+    """The robot's motion laws (41), (44), (46) in sympy, material symbols and joint-angle
+    functions of ``t``.
+
+    Returns
+    -------
+    dict
+        ``t``, ``alpha`` (Matrix of the symbols alpha, beta, gamma), ``theta`` (the functions
+        ``theta_z(t), theta_y(t), theta_x(t)``) and ``x`` (the three links' current
+        positions, Matrices (3, 1)); their time derivatives are (45), (47).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> laws = sympy_alyushin(1, sp.Rational(4, 5), sp.Rational(1, 10))
+    >>> J = laws["x"][2].jacobian(laws["alpha"])
+    >>> sp.simplify(J.det())                  # no deformation
+    1
+    """
+    import sympy as sp
+
+    t = sp.Symbol("t", real=True)
+    alpha = sp.Matrix(sp.symbols("alpha beta gamma", real=True))
+    tz, ty, tx = (sp.Function(f"theta_{a}", real=True)(t) for a in "zyx")
+    A = (0, 0, H)
+    B = (L1, 0, H)
+    u = lead * tx / (2 * sp.pi)
+    x1 = sympy_plane_rotation("z", alpha, tz, (0, 0, 0))
+    x2 = sympy_plane_rotation("z", sympy_plane_rotation("y", alpha, ty, A), tz, (0, 0, 0))
+    inner = sympy_plane_rotation("x", alpha, tx, B, (B[0] + u, B[1], B[2]))
+    x3 = sympy_plane_rotation("z", sympy_plane_rotation("y", inner, ty, A), tz, (0, 0, 0))
+    return {"t": t, "alpha": alpha, "theta": (tz, ty, tx), "x": (x1, x2, x3)}

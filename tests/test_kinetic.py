@@ -259,3 +259,29 @@ def test_robot_power_balance_with_the_actuators_of_inverse_dynamics():
                    mb.cartesian.forward_dynamics, mb.loops.forward_dynamics,
                    mb.tree.spherical.forward_dynamics):
             np.testing.assert_allclose(fd(model, q, qd, tau), qdd, atol=1e-9)
+
+
+def test_robot_sympy_laws_their_derivatives_and_the_numeric_motions():
+    """Checkable fact 34: (45), (47) are the time derivatives of (44), (46), the deformation
+    gradient is 1, and the sympy laws equal the numeric material description."""
+    import sympy as sp
+    H, L1, lead = 1.0, 0.8, 0.1
+    sym = K.sympy_alyushin(H, L1, lead)
+    t, alpha, thetas = sym["t"], sym["alpha"], sym["theta"]
+    laws = robot_laws()
+    motions = K.alyushin_motions(H, L1, lead, *laws)
+    t0, a0 = 0.8, np.array([0.9, -0.1, 1.05])
+    vals = {}
+    for th, law in zip(thetas, laws):
+        v, v_t, _ = law(t0)
+        vals[sp.Derivative(th, t)] = v_t
+        vals[th] = v
+    for x, mot in zip(sym["x"], motions):
+        assert sp.simplify(x.jacobian(alpha).det()) == 1
+        subs = dict(zip(alpha, a0))
+        pos = np.array(x.subs(subs).subs(vals).evalf(), dtype=float).ravel()
+        vel_expr = x.diff(t).subs(subs)
+        vel = np.array(vel_expr.subs({k: vals[k] for k in vals if isinstance(k, sp.Derivative)})
+                       .subs(vals).evalf(), dtype=float).ravel()
+        np.testing.assert_allclose(pos, mot.position(a0, t0), atol=1e-12)
+        np.testing.assert_allclose(vel, mot.velocity(a0, t0), atol=1e-12)
