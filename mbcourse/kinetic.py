@@ -244,8 +244,13 @@ def _gauss(n):
 
 
 class Box(_Body):
-    """A uniform box: ``mass``, edge lengths ``size`` along its own axes, centre ``centre``
-    and axes ``orientation`` (material frame).
+    """A box: ``mass``, edge lengths ``size`` along its own axes, centre ``centre`` and axes
+    ``orientation`` (material frame); uniform, or with a polynomial ``density``.
+
+    ``density(u)`` takes the box's own coordinates ``u`` (..., 3) (from its centre, along its
+    edges) and returns a relative density (scaled to ``mass``); ``degree`` is its
+    polynomial degree: the Gauss rule then has ``degree // 2 + 2`` points per axis and
+    integrates ``density * |v|^2`` exactly.
 
     Examples
     --------
@@ -254,7 +259,13 @@ class Box(_Body):
     [13.0, 0.0, 0.0]
     """
 
-    def __init__(self, mass, size, centre=(0.0, 0.0, 0.0), orientation=None):
+    def __init__(self, mass, size, centre=(0.0, 0.0, 0.0), orientation=None, density=None,
+                 degree=0):
+        if density is not None and not callable(density):
+            raise ShapeError("density must be a callable of the box's own coordinates")
+        if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < 0:
+            raise ShapeError(f"degree must be a non-negative integer, got {degree!r}")
+        self.density, self.degree = density, int(degree)
         self.mass = float(_finite(mass, "mass"))
         if self.mass <= 0:
             raise ModelError(f"a body's mass must be positive, got {mass!r}")
@@ -266,10 +277,17 @@ class Box(_Body):
             _finite(orientation, "orientation", (3, 3))
 
     def quadrature(self):
-        x, w = _gauss(2)
+        x, w = _gauss(self.degree // 2 + 2)
         g = np.stack(np.meshgrid(x, x, x, indexing="ij"), -1).reshape(-1, 3)
         wg = np.prod(np.stack(np.meshgrid(w, w, w, indexing="ij"), -1).reshape(-1, 3), axis=1)
-        pts = (g * self.size / 2) @ self.orientation.T + self.centre
+        local = g * self.size / 2
+        if self.density is not None:
+            rho = _finite(self.density(local), "density")
+            if rho.shape != wg.shape or np.any(rho < 0) or not np.any(rho > 0):
+                raise ShapeError("density(u) must return one non-negative value per point, "
+                                 "not all zero")
+            wg = wg * rho
+        pts = local @ self.orientation.T + self.centre
         return pts, self.mass * wg / wg.sum()
 
 

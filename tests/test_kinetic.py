@@ -285,3 +285,25 @@ def test_robot_sympy_laws_their_derivatives_and_the_numeric_motions():
                        .subs(vals).evalf(), dtype=float).ravel()
         np.testing.assert_allclose(pos, mot.position(a0, t0), atol=1e-12)
         np.testing.assert_allclose(vel, mot.velocity(a0, t0), atol=1e-12)
+
+
+def test_a_box_with_a_polynomial_density_is_integrated_exactly():
+    """A rod of length L whose density grows linearly, rho = 1 + x / L (x from the middle):
+    m = rho_0 L, centre at x = L / 12 from the middle, J about the centre 11 m L^2 / 144."""
+    L, m = 1.2, 3.0
+    rod = K.Box(m, (L, 0.0, 0.0), density=lambda u: 1.0 + u[..., 0] / L, degree=1)
+    mass, C, J = K.mass_properties(rod)
+    assert np.isclose(mass, m) and np.isclose(C[0], L / 12, atol=1e-14)
+    assert np.isclose(J[2, 2], 11 * m * L ** 2 / 144, rtol=1e-13)
+    # its energy spinning about the middle: 1/2 w^2 (J_C + m (L/12)^2)
+    E = K.kinetic_energy(K.PlaneRotation("z", angle=K.uniform(0.0, 2.0)), rod, 0.0)
+    assert np.isclose(E, 0.5 * 4.0 * (J[2, 2] + m * (L / 12) ** 2), rtol=1e-13)
+    # a quadratic density needs the degree: the rule is exact for density * |v|^2
+    quad = K.Box(m, (L, 0.0, 0.0), density=lambda u: 1.0 + (u[..., 0] / L) ** 2, degree=2)
+    # J about the middle: int x^2 (1 + x^2/L^2) dx / int (1 + x^2/L^2) dx * m
+    num = L ** 3 / 12 + L ** 3 / 80
+    den = L + L / 12
+    pts, w = quad.quadrature()
+    assert np.isclose(K.moments(pts, w, np.zeros(3))["J"][2, 2], m * num / den, rtol=1e-13)
+    with pytest.raises(mb.errors.ShapeError, match="density"):
+        K.Box(1.0, (1, 1, 1), density=lambda u: -np.ones(len(u))).quadrature()
