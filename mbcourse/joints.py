@@ -324,6 +324,28 @@ class Joint(Part):
         """
         return np.zeros(np.shape(z)[:-1] + (0,))
 
+    def pose_error(self, q, r_parent, A_parent, r_child, A_child):
+        """How far the joint's own pose at ``q`` is from the relative pose of its bodies.
+
+        Parameters
+        ----------
+        q : (B, nq)
+        r_parent, r_child : (B, 3) centres of mass, inertial axes
+        A_parent, A_child : (B, 3, 3) body to inertial axes
+
+        Returns
+        -------
+        rotation, vector : float
+            Largest entry of ``A_p^T A_c - R(q)`` and of the joint vector's mismatch
+            ``A_p^T (P_c - P_p) - z(q)`` (P the joint points on the two bodies).
+        """
+        ApT = np.swapaxes(A_parent, -1, -2)
+        rot = np.abs(ApT @ A_child - self.rotation(q)).max(initial=0.0)
+        P_p = r_parent + (A_parent @ self.parent_point[:, None])[..., 0]
+        P_c = r_child + (A_child @ self.child_point[:, None])[..., 0]
+        vec = np.abs((ApT @ (P_c - P_p)[..., None])[..., 0] - self.z(q)).max(initial=0.0)
+        return float(rot), float(vec)
+
     def speeds_from_rates(self, q, omega, zdot):
         """Generalized speeds from the relative angular velocity ``omega`` and the local
         rate ``zdot`` of the joint vector (both parent axes): least squares on

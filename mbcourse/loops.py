@@ -48,7 +48,6 @@ Drift. Only the second derivative of ``f`` is imposed; integrated, ``f`` and ``H
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,9 +58,10 @@ from . import tree as _tree_formulation
 from .cartesian import system as _cartesian
 from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
-from .graph import incidence_matrix, path_matrix
+from .graph import incidence_matrix, path_matrix, spanning_tree
+from .model import State
 from .sim import Trajectory, initial_state
-from .spatial import cross, mv, transpose
+from .spatial import cross, mv, skew, transpose
 
 __all__ = [
     "blocks", "LoopData", "prepare", "VelocityConstraint", "Kinematics", "kinematics",
@@ -119,7 +119,6 @@ def blocks(i_plus, i_minus, cut, n=None):
     True
     """
     ip, im = np.asarray(i_plus, dtype=int), np.asarray(i_minus, dtype=int)
-    from .graph import spanning_tree
     tree, cut_arcs = spanning_tree(ip, im, n, cut=cut)
     S_full = incidence_matrix(ip, im, n)
     S_tree, S_cut = S_full[:, tree], S_full[:, cut_arcs]
@@ -438,7 +437,7 @@ def _relative(model, kin, joint, qa, va):
     Pc = r[:, c] + lc
     L = Pc - r[:, i]
     G = np.concatenate([AiT @ (Jwc - Jwi),
-                        AiT @ (Jvc - Jvi - _skew(lc) @ Jwc + _skew(L) @ Jwi)], axis=1)
+                        AiT @ (Jvc - Jvi - skew(lc) @ Jwc + skew(L) @ Jwi)], axis=1)
     P = np.concatenate([joint.p(qa), joint.k(qa)], axis=-2)
     if va is None:
         return G, None, P
@@ -453,13 +452,6 @@ def _relative(model, kin, joint, qa, va):
            - mv(Ai, s_bias))
     g0 = np.concatenate([mv(AiT, d_omega), mv(AiT, d_z)], axis=-1)
     return G, g0, P
-
-
-def _skew(v):
-    out = np.zeros(v.shape[:-1] + (3, 3))
-    out[..., 0, 1], out[..., 0, 2], out[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
-    out[..., 1, 0], out[..., 2, 0], out[..., 2, 1] = v[..., 2], -v[..., 1], v[..., 0]
-    return out
 
 
 def _pinv_columns(P):
@@ -552,12 +544,11 @@ def _check_consistency(model, data, kin, q, qd, tol=1e-8):
                 f"{arr[b, r]:.3g} (batch item {b}); {advice}")
     for a in data.cut:
         j = model.joints[a]
-        Ai, Ac = kin.states.A[:, j.parent], kin.states.A[:, j.child]
         qa = q[:, j.q_slice]
-        err = np.abs(transpose(Ai) @ Ac - j.rotation(qa)).max()
-        P_i = kin.states.r[:, j.parent] + mv(Ai, j.parent_point)
-        P_c = kin.states.r[:, j.child] + mv(Ac, j.child_point)
-        err = max(err, np.abs(mv(transpose(Ai), P_c - P_i) - j.z(qa)).max() / scale)
+        st = kin.states
+        rot_err, z_err = j.pose_error(qa, st.r[:, j.parent], st.A[:, j.parent],
+                                      st.r[:, j.child], st.A[:, j.child])
+        err = max(rot_err, z_err / scale)
         if err > tol:
             raise InconsistentStateError(
                 f"joint {j.name!r} is cut, but its coordinates q[{j.q_slice.start}:"
@@ -1078,7 +1069,7 @@ def _newton(model, data, qT, t, free, tol, max_iter):
     N = red.nv
     qd0 = np.zeros((1, model.nv))
     for it in range(max_iter + 1):
-        q, _ = _full_from_tree(model, data, qT)
+        q = _full_from_tree(model, data, qT)
         kin = _kinematics(model, data, q, qd0, t)
         f = kin.f[0]
         err = np.abs(f).max(initial=0.0)
@@ -1099,7 +1090,7 @@ def _full_from_tree(model, data, qT):
     do not read them)."""
     q = np.array(model.neutral_q(), dtype=float)[None]
     q[:, data.q_tree] = qT
-    return q, None
+    return q
 
 
 def assemble(model, q, qd=None, *, independent=(), t=0.0, cut=None, planar=None, tol=1e-12,
@@ -1175,7 +1166,7 @@ def assemble(model, q, qd=None, *, independent=(), t=0.0, cut=None, planar=None,
     for b in range(state.q.shape[0]):
         qT = state.q[b, data.q_tree]
         qT, err, it = _newton(model, data, qT, state.t, free, tol, max_iter)
-        q_full, _ = _full_from_tree(model, data, qT)
+        q_full = _full_from_tree(model, data, qT)
         kin = _kinematics(model, data, q_full, np.zeros((1, model.nv)), state.t)
         scale = 1.0 + np.abs(kin.states.r).max()
         if err > tol * scale * 10:
@@ -1190,9 +1181,8 @@ def assemble(model, q, qd=None, *, independent=(), t=0.0, cut=None, planar=None,
                 "cannot be assembled there (or the guess is too far from an assembly)")
         # speeds: hold the independent ones, solve H v = -(fdot at v = 0) for the rest
         vT = state.qd[b, data.v_tree].copy()
-        kin0 = _kinematics(model, data, q_full, np.zeros((1, model.nv)), state.t)
-        base_rate = kin0.fdot[0]  # rows' rates from the base motion alone
-        H = kin0.H[0]
+        base_rate = kin.fdot[0]  # (kin is at zero speeds) the rows' rates from the base alone
+        H = kin.H[0]
         if H.shape[0]:
             vT[free] = _lstsq(H[:, free], -(base_rate + H[:, ind_T] @ vT[ind_T]))
             res = np.abs(H @ vT + base_rate).max()
@@ -1319,7 +1309,8 @@ class _System:
         tau = np.zeros((1, self.model.nv))
         if self.tau_fn is not None:
             tau[0] = self.tau_fn(t, q[0], qd[0])
-        state = self.model.check_state(q, qd, tau, t=t)
+        # the integrator's own arrays: checked once, in simulate
+        state = State(q, qd, tau, None, (1,), float(t), self.model)
         sol = _solve(self.model, self.data, state, (), False, "mb.loops.simulate",
                      baumgarte=self.gains, kin=kin, rank=self.rank)
         self.singular_values = sol.singular_values[0]
@@ -1339,7 +1330,7 @@ class _System:
         """Newton on the positions, then the velocities onto ``H v = -f_t``."""
         qT = self.red.normalize_q(y[:self.nq])
         qT_new, _, _ = _newton(self.model, self.data, qT, t, np.arange(self.nv), tol, 20)
-        q, _ = _full_from_tree(self.model, self.data, qT_new)
+        q = _full_from_tree(self.model, self.data, qT_new)
         kin = _kinematics(self.model, self.data, q, np.zeros((1, self.model.nv)), t)
         vT = y[self.nq:self.nq + self.nv].copy()
         H = kin.H[0]
@@ -1564,7 +1555,7 @@ def _partitioned(system, t0, t1, qT0, vT0, t_eval, method, rtol, atol, max_step,
     ts_all, Q_all, V_all, D_all, partitions = [], [], [], [], []
     dissipated = 0.0
     while True:
-        q, _ = _full_from_tree(model, data, qT)
+        q = _full_from_tree(model, data, qT)
         kin = _kinematics(model, data, q, np.zeros((1, model.nv)), t)
         dep, ind = _partition(kin.H[0])
         partitions.append((t, [model.v_names[int(data.v_tree[i])] for i in ind]))
@@ -1579,7 +1570,7 @@ def _partitioned(system, t0, t1, qT0, vT0, t_eval, method, rtol, atol, max_step,
                     f"mb.loops.simulate: the dependent coordinates cannot be solved at "
                     f"t={tk:.6g} (residual {err:.3g}); use stabilization='projection'")
             cache["qT"] = qT_k
-            qf, _ = _full_from_tree(model, data, qT_k)
+            qf = _full_from_tree(model, data, qT_k)
             kk = _kinematics(model, data, qf, np.zeros((1, model.nv)), tk)
             H = kk.H[0]
             v = np.zeros(N)

@@ -755,12 +755,10 @@ def check_consistency(model, eq, q, tol=1e-8):
     # loop-closing joints: their own coordinates must describe the relative motion
     for a in prepare(model).loop_joints:
         j = model.joints[a]
-        Ai, Ac = eq.states.A[:, j.parent], eq.states.A[:, j.child]
-        qa = q[:, j.q_slice]
-        err = np.abs(transpose(Ai) @ Ac - j.rotation(qa)).max()
-        P_i = eq.states.r[:, j.parent] + mv(Ai, j.parent_point)
-        P_c = eq.states.r[:, j.child] + mv(Ac, j.child_point)
-        err = max(err, np.abs(mv(transpose(Ai), P_c - P_i) - j.z(qa)).max() / scale)
+        st = eq.states
+        rot_err, z_err = j.pose_error(q[:, j.q_slice], st.r[:, j.parent], st.A[:, j.parent],
+                                      st.r[:, j.child], st.A[:, j.child])
+        err = max(rot_err, z_err / scale)
         if err > tol:
             raise InconsistentStateError(
                 f"joint {j.name!r} closes a loop, but its coordinates q[{j.q_slice.start}:"
