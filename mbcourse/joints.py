@@ -275,6 +275,13 @@ class Joint(Part):
         ``z_a = 0``; otherwise ``None``."""
         return None
 
+    @property
+    def elementary_motion(self):
+        """``("rotation", axis)`` or ``("translation", axis)`` (parent axes) when the joint's
+        coordinate drives one elementary motion of Eliseev and Khomenko's description
+        (chapter 8); otherwise ``None``."""
+        return None
+
     def planar_rows(self):
         """Rows of the planar form (2.32)-(2.43), or ``None`` if the joint cannot keep a
         body in the xy plane. Each row is ``(type, p1, p2, p3)`` as in :meth:`rows`."""
@@ -421,6 +428,10 @@ class Revolute(_AxisJoint):
     def revolute_axis(self):
         return self.axis
 
+    @property
+    def elementary_motion(self):
+        return ("rotation", self.axis)
+
     def spatial_rows(self):
         return self._point_rows(_EYE) + self._angle_rows(self.axis)
 
@@ -455,6 +466,10 @@ class Prismatic(_AxisJoint):
 
     def k(self, q):
         return _column(self.axis, np.asarray(q, dtype=float))
+
+    @property
+    def elementary_motion(self):
+        return ("translation", self.axis)
 
     def spatial_rows(self):
         return self._point_rows(perpendicular_basis(self.axis)) + self._lock_rows()
