@@ -82,9 +82,10 @@ def rotation_vector(R):
     w, v = quat[..., 0], quat[..., 1:]
     s = np.linalg.norm(v, axis=-1)
     angle = 2.0 * np.arctan2(s, w)
-    # angle / s -> 2 / w as s -> 0; the series keeps full accuracy for tiny rotations
+    # angle / s = 2 atan(s / w) / s = (2 / w) (1 - (s / w)^2 / 3 + ...) for tiny rotations
     small = s < 1e-6
-    factor = np.where(small, 2.0 / np.where(w == 0, 1.0, w) * (1.0 + s * s / 3.0),
+    w_safe = np.where(small, w, 1.0)
+    factor = np.where(small, 2.0 / w_safe * (1.0 - (s / w_safe) ** 2 / 3.0),
                       angle / np.where(small, 1.0, s))
     return factor[..., None] * v
 
