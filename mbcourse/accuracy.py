@@ -313,8 +313,9 @@ class Chain:
     def from_model(cls, model, body, point=(0.0, 0.0, 0.0), *, t=0.0):
         """The chain of motions from the ground to ``body`` of a tree Model.
 
-        Every joint on the path must be revolute or prismatic (a joint walked from child to
-        parent moves about, or along, the reversed axis). Constant offsets between joints
+        Every joint on the path must be revolute, prismatic or fixed (a joint walked from
+        child to parent moves about, or along, the reversed axis; a fixed joint gives
+        constant motions only). Constant offsets between joints
         become one translation each (parameter ``'<body>.link'``, nominal value its length;
         a zero offset gives no parameter), a joint's constant ``orientation`` one rotation
         (``'<joint>.orientation'``, nominal value its angle). The point is in ``body`` axes,
@@ -749,6 +750,19 @@ def _build_chain(model, target, t):
 
     for joint, forward in path:
         described = joint.elementary_motion
+        if described is None and joint.nq == 0 and not joint.moves_joint_point:
+            # a fixed joint: constant offsets and orientation only
+            if forward:
+                offset = offset + joint.parent_point
+                flush_translation()
+                flush_rotation(joint.orientation, f"{joint.name}.orientation")
+                frame_name, offset = names[joint.child], -joint.child_point
+            else:
+                offset = offset + joint.child_point
+                flush_translation()
+                flush_rotation(joint.orientation.T, f"{joint.name}.orientation")
+                frame_name, offset = names[joint.parent], -joint.parent_point
+            continue
         if described is None:
             raise ModelError(
                 f"joint {joint.name!r} on the path to body {target.name!r} is "

@@ -510,3 +510,23 @@ def test_a_changed_model_gives_the_new_answer():
     assert not np.allclose(b_before, b_after)
     r, A = m.body_poses([0.2, 0.3])
     np.testing.assert_allclose(b_after[:, 0], np.cross([0, 0, 1], r[2]), atol=1e-14)
+
+
+def test_fixed_joints_on_the_path_are_constant_offsets():
+    rng = np.random.default_rng(19)
+    m = mb.models.spatial_manipulator()
+    m.add_body("hand", 0.5, np.eye(3) * 0.01)
+    m.add_joint("wrist", "fixed", "forearm", "hand", parent_point=(0.2, 0.05, 0.0),
+                child_point=(-0.1, 0.0, 0.02), orientation=axis_angle(unit_rows(rng, 1)[0], 0.7))
+    m.add_body("base_plate", 1.0, np.eye(3))
+    m.add_joint("bolt", "fixed", "base_plate", "ground", parent_point=(0.0, 0.0, 0.1))
+    ch = acc.chain(m, "hand", (0.1, 0.0, 0.0))
+    assert "wrist.orientation" in ch.p_names and ch.nq == 3
+    q = rng.normal(size=(5, 3))
+    R, r = ch.pose(q)
+    R0, r0 = exact(m, q, m.n - 1, np.array([0.1, 0.0, 0.0]))
+    np.testing.assert_allclose(R, R0, atol=1e-14)
+    np.testing.assert_allclose(r, r0, atol=1e-14)
+    R, r = acc.chain(m, "base_plate").pose(q)          # a fixed joint walked backwards
+    R0, r0 = exact(m, q, m.n, np.zeros(3))
+    np.testing.assert_allclose(r, r0, atol=1e-14)
