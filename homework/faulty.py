@@ -35,6 +35,7 @@ FAULTS = {
     "ch5_inertial": ["nan", "shape", "loop"],
     "ch6_loops": ["nan", "raise", "shape"],
     "ch7_energy": ["nan", "raise", "shape"],
+    "ch8_accuracy": ["nan", "raise", "shape"],
 }
 
 

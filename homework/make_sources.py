@@ -1260,6 +1260,250 @@ CH7 = [
 ]
 
 
+# --------------------------------------------------------------------------- chapter 8
+ARMS8 = """
+    def random_arm(n, seed):
+        \"\"\"The paper's example (Fig. 2) with random geometry: n revolute joints about random
+        axes, each followed by a link of random length along a random direction; the gripper
+        is at the end of the last link.\"\"\"
+        rng = np.random.default_rng(seed)
+        return mb.accuracy.revolute_chain(rng.uniform(0.3, 1.2, n), axes=rng.normal(size=(n, 3)),
+                                          links=rng.normal(size=(n, 3)))
+
+
+    def slider_arm(seed):
+        \"\"\"A spatial arm with a prismatic joint: revolute q1, a link, prismatic q2, revolute q3,
+        a link, and the gripper at a random point of the last frame.\"\"\"
+        rng = np.random.default_rng(seed)
+        M = mb.accuracy.Motion
+        return mb.accuracy.Chain([M("rotation", rng.normal(size=3), q=0),
+                                  M("translation", rng.normal(size=3), p=rng.uniform(0.3, 1.2)),
+                                  M("translation", rng.normal(size=3), q=1),
+                                  M("rotation", rng.normal(size=3), q=2),
+                                  M("translation", rng.normal(size=3), p=rng.uniform(0.3, 1.2))],
+                                 point=0.3 * rng.normal(size=3))
+
+
+    def joint_data(arm, q):
+        \"\"\"At the configuration q: the joint axes e (n, 3) and joint points O (n, 3) in fixed
+        axes, the kinds delta (n,) (1 revolute, 0 prismatic) and the gripper point R (3,).\"\"\"
+        frames, origins = arm.frames(q)   # after each elementary motion; index 0 is the base
+        i = arm.nu                        # the elementary motion of each joint coordinate
+        e = np.einsum("kxy,ky->kx", frames[i], arm.axes[i])
+        return e, origins[i], arm.delta[i].astype(int), arm.pose(q)[1]
+
+    arm = random_arm(3, seed=8)
+    q = np.array([0.4, -0.9, 1.3])
+    a, b = arm.influence(q)               # (9), each (3, n): the data of Task 2
+    lengths = arm.p                       # the link lengths l_1, ..., l_n
+"""
+
+_ns8 = {"np": np, "mb": mb}
+exec(textwrap.dedent(ARMS8), _ns8)
+_arm8, _q8 = _ns8["arm"], _ns8["q"]
+_b8 = _arm8.influence(_q8)[1]
+_planar8 = mb.accuracy.revolute_chain([1.0, 0.5])
+_b8_planar = _planar8.influence([0.0, np.pi / 2])[1]
+_bkl8 = _arm8.coefficients(_q8).b_kl
+_lengths8 = [1.0, 0.5, 0.25]
+_bnd8 = [mb.accuracy.revolute_bounds(_lengths8, 0.01), mb.accuracy.revolute_bounds(_arm8.p, 0.02)]
+_bnd8 = [[r["position"], r["rho1"]] for r in _bnd8]
+
+CH8 = [
+    md("""
+    # Homework 8 — accuracy of a manipulator chain (10 points)
+
+    Eliseev and Khomenko describe a serial chain as a sequence of elementary motions from the
+    base outward. Joint $k$ ($k = 1, \\dots, n$ from the base, coordinate $q_k$) is a
+    rotation ($\\delta_k = 1$) about, or a translation ($\\delta_k = 0$) along, the unit axis
+    $e_k$; $O_k$ is the origin of the frame the joint moves (a point of its axis) and $R$
+    the gripper point. All vectors are in fixed axes at the nominal configuration. Small
+    errors $\\Delta q$ of the coordinates turn the gripper's frame by a small rotation
+    $\\theta$ and move the gripper point by $\\Delta r$. To first order, with the influence
+    coefficients (9),
+
+    $$\\theta \\approx \\sum_k a_k \\Delta q_k, \\qquad \\Delta r \\approx \\sum_k b_k \\Delta q_k,
+      \\qquad a_k = \\delta_k e_k, \\qquad
+      b_k = (1 - \\delta_k)\\, e_k + \\delta_k\\, e_k \\times (R - O_k).$$
+
+    To second order (10), (16), $\\Delta r \\approx \\sum_k b_k \\Delta q_k
+    + \\tfrac12 \\sum_k \\sum_l b_{kl} \\Delta q_k \\Delta q_l$ with
+
+    $$b_{kl} = \\begin{cases} a_k \\times b_l, & k \\le l \\\\ a_l \\times b_k, & k > l \\end{cases}
+      \\qquad \\text{(symmetric: the } a \\text{ of the joint nearer the base crossed with the }
+      b \\text{ of the farther one)}$$
+
+    (the orientation's $a_{kl} = a_k \\times a_l$ for $k < l$, else 0). In the library a
+    chain is an `mb.accuracy.Chain`: `arm.influence(q)` returns $(a, b)$, each of shape
+    `(3, n)` (column $k - 1$ is joint $k$), `arm.exact_errors(q, dq)` the exact
+    $(\\theta, \\Delta r)$ and `arm.coefficients(q)` all coefficients of (9) and (10).
+    """),
+    md(HEADER),
+    SETUP,
+    given("arms", ARMS8),
+    task("position_coefficients", 3, """
+    ## Task 1 (3 points): first-order position coefficients
+
+    Write `position_coefficients(e, O, delta, R)` returning the array $b$ of shape `(3, n)`
+    whose column $k - 1$ is $b_k$ of (9), given the joint axes `e` (shape `(n, 3)`, row
+    $k - 1$ is $e_k$), the joint points `O` (shape `(n, 3)`), the kinds `delta` (shape
+    `(n,)`: 1 revolute, 0 prismatic) and the gripper point `R` (shape `(3,)`). Your function
+    must handle prismatic joints too: try it on `joint_data(slider_arm(seed), q)` and compare
+    with `slider_arm(seed).influence(q)[1]`.
+    """, """
+    def position_coefficients(e, O, delta, R):
+        \"\"\"b (3, n) of (9): column k is (1 - delta_k) e_k + delta_k e_k x (R - O_k).\"\"\"
+        ### BEGIN SOLUTION
+        e, O, R = (np.asarray(x, dtype=float) for x in (e, O, R))
+        d = np.asarray(delta, dtype=float)[:, None]
+        return ((1.0 - d) * e + d * np.cross(e, R - O)).T
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = ("b_k = (1 - delta_k) e_k + delta_k e_k x (R - O_k): the lever runs from the joint "
+            "point to the gripper; joint k is column k - 1 of a (3, n) array")
+    b_k = check_call("position_coefficients", globals().get("position_coefficients"), *joint_data(arm, q),
+                     timeout=TIMEOUT)
+    check("b", b_k, {lit(_b8)}, hint=hint)
+    planar = mb.accuracy.revolute_chain([1.0, 0.5])  # links along x, axes along z
+    b_k = check_call("position_coefficients", globals().get("position_coefficients"),
+                     *joint_data(planar, [0.0, np.pi / 2]), timeout=TIMEOUT)
+    check("b of the planar arm at q = (0, pi/2)", b_k, {lit(_b8_planar)}, hint=hint)
+    print("position_coefficients: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(818)
+    M_h = mb.accuracy.Motion
+    scara_h = mb.accuracy.Chain([M_h("translation", (0, 0, 1), q=0), M_h("rotation", (0, 0, 1), q=1),
+                                 M_h("translation", (1, 0, 0), p=0.7), M_h("rotation", (0, 0, 1), q=2),
+                                 M_h("translation", (1, 0, 0), p=0.4)], point=(0.0, 0.1, -0.2))
+    manipulator_h = mb.accuracy.chain(mb.models.spatial_manipulator(), "forearm", (0.2, 0.0, 0.0))
+    for arm_h in [random_arm(1, 81), random_arm(6, 82), slider_arm(83), slider_arm(84), scara_h,
+                  manipulator_h]:
+        q_h = rng.uniform(-np.pi, np.pi, arm_h.nq)
+        b_k = check_call("position_coefficients", globals().get("position_coefficients"),
+                         *joint_data(arm_h, q_h), timeout=TIMEOUT)
+        check("b", b_k, arm_h.influence(q_h)[1], hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("second_order_b", 4, """
+    ## Task 2 (4 points): second-order position coefficients
+
+    Write `second_order_b(a, b)` returning $b_{kl}$ of (10) as an array of shape
+    `(3, n, n)` (entry `[:, k - 1, l - 1]` is $b_{kl}$), given the first-order coefficients
+    `a` and `b` (each of shape `(3, n)`, joints numbered from the base). The tests also
+    check that your $b_{kl}$ turns the linear model into a second-order one: for small
+    errors, $\\Delta r - \\sum_k b_k \\Delta q_k$ from `arm.exact_errors(q, dq)` must be
+    $\\tfrac12 \\sum_k \\sum_l b_{kl} \\Delta q_k \\Delta q_l$ up to terms of third order.
+    """, """
+    def second_order_b(a, b):
+        \"\"\"b_kl (3, n, n) of (10): a of the joint nearer the base x b of the farther one.\"\"\"
+        ### BEGIN SOLUTION
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        n = a.shape[1]
+        out = np.zeros((3, n, n))
+        for k in range(n):
+            for l in range(n):
+                out[:, k, l] = np.cross(a[:, min(k, l)], b[:, max(k, l)])
+        return out
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = ("b_kl = a_m x b_M with m = min(k, l) and M = max(k, l): the nearer joint's a crossed "
+            "with the farther joint's b, in that order; the diagonal is a_k x b_k")
+
+
+    def second_order_rest(arm_, q_, b_kl_, dq_):
+        \"\"\"|exact dr - linear - 1/2 sum b_kl dq_k dq_l| / |exact dr - linear|.\"\"\"
+        rest = arm_.exact_errors(q_, dq_)[1] - arm_.influence(q_)[1] @ dq_
+        second = 0.5 * np.einsum("xkl,k,l->x", np.asarray(b_kl_, dtype=float), dq_, dq_)
+        return np.linalg.norm(rest - second) / np.linalg.norm(rest)
+
+
+    B_kl = check_call("second_order_b", globals().get("second_order_b"), a, b, timeout=TIMEOUT)
+    check("b_kl", B_kl, {lit(_bkl8)}, hint=hint)
+    dq_small = np.array([1e-4, -0.7e-4, 0.5e-4])
+    check("|exact dr - linear - your second-order term| / |exact dr - linear| at |dq| ~ 1e-4",
+          second_order_rest(arm, q, B_kl, dq_small), 0.0, atol=2e-3, hint=hint)
+    print("second_order_b: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(828)
+    manipulator_h = mb.accuracy.chain(mb.models.spatial_manipulator(), "forearm", (0.2, 0.0, 0.0))
+    for arm_h in [random_arm(1, 85), random_arm(4, 86), random_arm(7, 87), slider_arm(88), manipulator_h]:
+        q_h = rng.uniform(-np.pi, np.pi, arm_h.nq)
+        a_h, b_h = arm_h.influence(q_h)
+        B_kl = check_call("second_order_b", globals().get("second_order_b"), a_h, b_h, timeout=TIMEOUT)
+        check("b_kl", B_kl, arm_h.coefficients(q_h).b_kl, hint=hint)
+        dq_h = 1e-4 * rng.uniform(-1.0, 1.0, arm_h.nq)
+        check("|exact dr - linear - your second-order term| / |exact dr - linear| at |dq| ~ 1e-4",
+              second_order_rest(arm_h, q_h, B_kl, dq_h), 0.0, atol=2e-3, hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("position_bounds", 3, """
+    ## Task 3 (3 points): a-priori bounds of the position error
+
+    The paper's example (Fig. 2): $n$ revolute joints, joint $k$ followed by a link of length
+    $l_k$, the gripper at the end of link $n$, identical drives $|\\Delta q_k| \\le \\Delta$.
+    Since $|b_k| \\le \\beta_k = \\sum_{i \\ge k} l_i$ and $|b_{kl}| \\le \\beta_{\\max(k, l)}$,
+    for every configuration and every such error (28) and (26) give
+
+    $$\\|\\Delta r\\| \\le \\Delta \\sum_{k=1}^n k\\, l_k, \\qquad
+      \\|\\rho^1\\| = \\Big\\|\\Delta r - \\sum_k b_k \\Delta q_k\\Big\\| \\le
+      \\frac{\\Delta^2}{2} \\sum_{k=1}^n k^2 l_k .$$
+
+    Write `position_bounds(lengths, Delta)` returning both bounds as an array of shape
+    `(2,)`: first (28), then (26). The tests draw errors at the corners $\\pm\\Delta$ with
+    `mb.accuracy.monte_carlo(arm, q, Delta, extreme=True)` and check that no sample exceeds
+    your bounds; a straight planar arm comes within a fraction of a percent of both.
+    """, """
+    def position_bounds(lengths, Delta):
+        \"\"\"(Delta sum k l_k, Delta^2 / 2 sum k^2 l_k), k = 1..n from the base: (28) and (26).\"\"\"
+        ### BEGIN SOLUTION
+        l = np.asarray(lengths, dtype=float)
+        k = np.arange(1, len(l) + 1)
+        return np.array([Delta * (k @ l), 0.5 * Delta ** 2 * (k ** 2 @ l)])
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = "k counts the joints from 1 at the base: (28) is Delta sum k l_k, (26) is Delta^2/2 sum k^2 l_k"
+
+
+    def exceeding(arm_, q_, Delta_, bounds_, samples=400, seed=0):
+        \"\"\"Shares of corner errors whose |dr| and |rho^1| exceed the two bounds.\"\"\"
+        mc = mb.accuracy.monte_carlo(arm_, q_, Delta_, samples=samples, seed=seed, extreme=True)
+        bounds_ = np.asarray(bounds_, dtype=float)
+        return [np.mean(np.linalg.norm(mc.dr, axis=1) > bounds_[0]), np.mean(mc.rho1 > bounds_[1])]
+
+
+    bnd = check_call("position_bounds", globals().get("position_bounds"), {_lengths8}, 0.01, timeout=TIMEOUT)
+    check("the bounds (28), (26)", bnd, {lit(_bnd8[0])}, hint=hint)
+    bnd = check_call("position_bounds", globals().get("position_bounds"), lengths, 0.02, timeout=TIMEOUT)
+    check("the bounds (28), (26)", bnd, {lit(_bnd8[1])}, hint=hint)
+    check("shares of samples above your bounds (28), (26)", exceeding(arm, q, 0.02, bnd, seed=1), [0, 0],
+          hint=hint)
+    straight = mb.accuracy.revolute_chain(lengths)
+    check("shares of samples above your bounds (straight planar arm)",
+          exceeding(straight, np.zeros(3), 0.02, bnd, seed=2), [0, 0], hint=hint)
+    print("position_bounds: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(838)
+    for n_h, Delta_h in [(1, 0.05), (2, 0.1), (5, 0.03), (8, 0.01)]:
+        l_h = rng.uniform(0.2, 1.5, n_h)
+        ref = mb.accuracy.revolute_bounds(l_h, Delta_h)
+        bnd = check_call("position_bounds", globals().get("position_bounds"), l_h, Delta_h, timeout=TIMEOUT)
+        check("the bounds (28), (26)", bnd, [ref["position"], ref["rho1"]], hint=hint)
+        arm_h = mb.accuracy.revolute_chain(l_h, axes=rng.normal(size=(n_h, 3)), links=rng.normal(size=(n_h, 3)))
+        check("shares of samples above your bounds (28), (26)",
+              exceeding(arm_h, rng.uniform(-np.pi, np.pi, n_h), Delta_h, bnd, seed=n_h), [0, 0], hint=hint)
+        check("shares of samples above your bounds (straight planar arm)",
+              exceeding(mb.accuracy.revolute_chain(l_h), np.zeros(n_h), Delta_h, bnd, seed=10 + n_h), [0, 0],
+              hint=hint)
+    bnd = check_call("position_bounds", globals().get("position_bounds"), list(l_h), Delta_h, timeout=TIMEOUT)
+    check("the bounds (28), (26) (lengths given as a list)", bnd, [ref["position"], ref["rho1"]], hint=hint)
+    ### END HIDDEN TESTS
+    """),
+]
+
+
 ASSIGNMENTS = {
     "ch1_graphs": CH1,
     "ch2_cartesian": CH2,
@@ -1268,6 +1512,7 @@ ASSIGNMENTS = {
     "ch5_inertial": CH5,
     "ch6_loops": CH6,
     "ch7_energy": CH7,
+    "ch8_accuracy": CH8,
 }
 
 

@@ -1,6 +1,6 @@
 """The nbgrader homework pipeline (homework/, `make homework`), run once for the module.
 
-The pipeline releases the seven assignments, autogrades a reference, a blank and a faulty
+The pipeline releases the eight assignments, autogrades a reference, a blank and a faulty
 submission of each, and exports grades.csv. Checked here: the scores (reference = full
 marks, blank = faulty = 0; nbgrader's exit codes are not trusted), that no release or
 feedback page leaks a solution or a hidden test, that a faulty submission is told what is
@@ -22,7 +22,7 @@ sys.path.insert(0, str(HOMEWORK))
 import faulty  # noqa: E402  (homework/faulty.py)
 
 ASSIGNMENTS = ["ch1_graphs", "ch2_cartesian", "ch3_tree", "ch4_recursion", "ch5_inertial",
-               "ch6_loops", "ch7_energy"]
+               "ch6_loops", "ch7_energy", "ch8_accuracy"]
 STUDENTS = ["reference", "blank", "faulty"]
 
 # Solution code that must never reach a student (one distinctive line per assignment).
@@ -34,6 +34,7 @@ SOLUTION_SNIPPETS = {
     "ch5_inertial": 'dT = 0.5 * np.einsum("j,jik,i->k", qd, dH, qd)',
     "ch6_loops": "qd - H.T @ np.linalg.solve(H @ H.T, H @ qd)",
     "ch7_energy": "0.5 * m * v_C @ v_C + 0.5 * omega @ J_C @ omega",
+    "ch8_accuracy": "np.cross(a[:, min(k, l)], b[:, max(k, l)])",
 }
 HIDDEN_SNIPPETS = {
     "ch1_graphs": "random_tree(9, seed=101)",
@@ -43,6 +44,7 @@ HIDDEN_SNIPPETS = {
     "ch5_inertial": "np.random.default_rng(77)",
     "ch6_loops": "np.random.default_rng(636)",
     "ch7_energy": "np.random.default_rng(737)",
+    "ch8_accuracy": "np.random.default_rng(828)",
 }
 
 
