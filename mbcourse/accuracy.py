@@ -127,7 +127,7 @@ class Motion:
         norm = float(np.linalg.norm(axis))
         if norm < 1e-12:
             raise ModelError(f"{label}: the axis must be a nonzero vector")
-        object.__setattr__(self, "axis", tuple(float(c) for c in axis / norm))
+        object.__setattr__(self, "axis", tuple(float(c) + 0.0 for c in axis / norm))
         if (self.q is None) == (self.p is None):
             raise ModelError(f"{label}: give exactly one of q= (a coordinate index) and "
                              "p= (a parameter's nominal value)")
@@ -383,7 +383,11 @@ class Chain:
         return q, p
 
     def values(self, q, p=None):
-        """The motions' values ``phi = lambda q + (1 - lambda) p``, shape (..., M)."""
+        """The motions' values ``phi = lambda q + (1 - lambda) p``, shape (..., M).
+
+        ``p=None`` means the nominal parameters: for the values of *errors* (1), pass
+        ``dp`` explicitly (zeros when the parameters are exact).
+        """
         q, p = self._check(q, p)
         batch = np.broadcast_shapes(q.shape[:-1], p.shape[:-1])
         qz = np.concatenate([q, np.zeros(q.shape[:-1] + (1,))], axis=-1)
@@ -1031,7 +1035,8 @@ def bounds(chain_, dq_max, q_max=None):
         m3 += 0.5 * m2 * y + (m1 * m1 * y + y * y * m1) / 12.0
         m2 += 0.5 * m1 * y
         m1 += y
-    return Bounds(alpha, beta, theta, position, chi1, rho1, m3, rho2)
+    return Bounds(alpha, beta, float(theta), float(position), float(chi1), float(rho1),
+                  float(m3), float(rho2))
 
 
 def revolute_bounds(lengths, delta):
@@ -1167,7 +1172,8 @@ class Calibration:
     ``dp`` (np,) and ``dq0`` (nq,): the identified parameter errors and joint offsets (zero
     where not identified); ``names`` and ``x``: the unknowns and their values;
     ``std``: their standard deviations from the residual and ``(J^T J)^-1``; ``rms``: the
-    root-mean-square position residual after each iteration; ``iterations``.
+    root-mean-square position residual at the start (``rms[0]``, the nominal chain) and after
+    each iteration (``iterations + 1`` entries); ``iterations``.
     """
 
     dp: np.ndarray
@@ -1268,11 +1274,13 @@ def calibrate(chain_, q, measured, *, parameters=None, offsets=(), tol=1e-12, ma
         U, s, Vt = np.linalg.svd(J, full_matrices=False)
         if s[-1] <= 1e-9 * s[0]:
             v = Vt[-1]
-            combo = " + ".join(f"{c:+.2f}*{n}" for c, n in zip(v, names) if abs(c) > 0.05)
+            terms = [f"{c:+.2f} {n}" for c, n in zip(v, names) if abs(c) > 0.05]
+            combo = " ".join(terms).lstrip("+")
             raise SingularSystemError(
-                f"the measurements do not determine {list(names)}: the combination {combo} "
-                f"leaves every position unchanged (singular values {s[0]:.3g} ... {s[-1]:.3g});"
-                " drop one of these unknowns or measure orientation too")
+                f"the measurements do not determine {list(names)}: changing them along "
+                f"({combo}) leaves every measured position unchanged (singular values "
+                f"{s[0]:.3g} ... {s[-1]:.3g}); identify fewer of these unknowns, or measure "
+                "configurations (or quantities) that tell them apart")
         step = -(Vt.T @ ((U.T @ res) / s))
         rms.append(float(np.sqrt(np.mean(np.sum((r - measured) ** 2, axis=-1)))))
         x = x + step
