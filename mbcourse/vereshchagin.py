@@ -44,7 +44,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import SingularSystemError
+import math
+
+from .compiled import PRISMATIC, REVOLUTE, WELD, pack_chain, vereshchagin_forward
+from .errors import ModelError, SingularSystemError
 from .spatial import cross, skew
 
 __all__ = ["RecursionData", "prepare", "forward_dynamics", "articulated"]
@@ -81,6 +84,10 @@ class RecursionData:
         Whether the model has spring-dampers (with any damping), loads given as callables
         of ``(t, q, qd)``, joint springs or generalized-force callables: these decide which
         kinematic quantities the force evaluation receives.
+    kernel : tuple or None
+        The packed constants of the compiled recursion (:mod:`mbcourse.compiled`) when it
+        applies: revolute, prismatic and fixed joints, gravity and the given ``tau`` as the
+        only forces, a fixed base. ``None`` otherwise (the NumPy recursion runs).
     """
 
     joints: tuple
@@ -103,6 +110,37 @@ class RecursionData:
     dampers: bool
     state_loads: bool
     generalized: bool
+    kernel: tuple | None = None
+
+
+_KERNEL_KINDS = {"rotation": REVOLUTE, "translation": PRISMATIC}
+
+
+def _kernel_data(model, joints, masses, inertias):
+    """Packed constants for :func:`mbcourse.compiled.vereshchagin_forward`, or ``None`` when
+    the model needs more than it does (other joint kinds, loads, springs, a moving base)."""
+    if (model.base_motion is not None or model.loads or model.springs or model.joint_springs
+            or model.generalized_force_elements):
+        return None
+    kinds, axes = [], []
+    for j in joints:
+        described = j.elementary_motion
+        if described is not None:
+            kinds.append(_KERNEL_KINDS[described[0]])
+            axes.append(described[1])
+        elif j.nq == 0 and j.nv == 0 and not j.moves_joint_point:
+            kinds.append(WELD)
+            axes.append(np.zeros(3))
+        else:
+            return None
+    ints, geo, body = pack_chain(
+        kinds, [j.parent for j in joints], [j.child for j in joints], axes,
+        [j.orientation for j in joints], [j.parent_point for j in joints],
+        [j.child_point for j in joints], [j.q_slice.start for j in joints],
+        [j.v_slice.start for j in joints], masses, inertias)
+    gravity = np.array(model.gravity, dtype=float)
+    gravity.flags.writeable = False
+    return ints, geo, body, gravity, model.nv
 
 
 def prepare(model):
@@ -135,6 +173,7 @@ def prepare(model):
         K = skew(axes)
         R0 = np.array([joints[i].orientation for i in rev], dtype=float).reshape(-1, 3, 3)
         loads = model.loads
+        masses, inertias = model.masses(), model.inertias()
         return RecursionData(
             joints=joints,
             parent=np.array([j.parent for j in joints], dtype=int),
@@ -147,11 +186,12 @@ def prepare(model):
             rev_v=np.array([joints[i].v_slice.start for i in rev], dtype=int),
             rev_axis=axes, rev_K=K, rev_K2=K @ K, rev_R0=R0,
             rev_twisted=bool(np.any(R0 != _E3)),
-            masses=model.masses(), inertias=model.inertias(),
+            masses=masses, inertias=inertias,
             springs=bool(model.springs),
             dampers=any(s.damping > 0 for s in model.springs),
             state_loads=any(callable(ld.force) or callable(ld.torque) for ld in loads),
             generalized=bool(model.joint_springs or model.generalized_force_elements),
+            kernel=_kernel_data(model, joints, masses, inertias),
         )
 
     return model.prepared("vereshchagin", build)
@@ -440,7 +480,35 @@ def articulated(model, q, qd, tau=None, *, t=0.0):
             state.result(np.swapaxes(Q_star, 0, 1), what))
 
 
-def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
+def _fast(k, q, qd, tau, t):
+    """The compiled recursion for float64 arrays of the right shapes, or ``None`` (then the
+    checked route runs, and names whatever is wrong)."""
+    kernel = k.kernel
+    if (type(q) is not np.ndarray or type(qd) is not np.ndarray or type(t) not in (float, int)
+            or not math.isfinite(t)):
+        return None
+    shape = q.shape
+    if (q.dtype != np.float64 or qd.dtype != np.float64 or len(shape) > 2 or qd.shape != shape
+            or not (q.flags.c_contiguous and qd.flags.c_contiguous)
+            or not (q.flags.writeable and qd.flags.writeable)):
+        return None
+    if shape[-1] != kernel[4]:
+        return None
+    if tau is None:
+        tau = np.zeros(shape)
+    elif (type(tau) is not np.ndarray or tau.shape != shape or tau.dtype != np.float64
+          or not tau.flags.c_contiguous or not tau.flags.writeable):
+        return None
+    single = len(shape) == 1
+    if single:
+        q, qd, tau = q[None], qd[None], tau[None]
+    out = np.empty(q.shape)
+    if not vereshchagin_forward(kernel[0], kernel[1], kernel[2], kernel[3], q, qd, tau, out):
+        return None
+    return out[0] if single else out
+
+
+def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     """Generalized accelerations by the separate-bodies recursion (the **contract** function).
 
     Parameters
@@ -453,6 +521,11 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
         control laws).
     t : float
         Time (loads, base motion).
+    compiled : bool, optional
+        ``None`` (default): the compiled recursion (:mod:`mbcourse.compiled`) when it
+        applies (revolute, prismatic and fixed joints, gravity only, a fixed base; float64
+        arrays of shape (nq,) or (B, nq)), the NumPy recursion otherwise. ``False``: always
+        the NumPy recursion. ``True``: refuse (``ModelError``) a model the kernel cannot run.
 
     Returns
     -------
@@ -477,6 +550,21 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
     >>> forward_dynamics(mb.models.triple_pendulum(), [0, 0, 0], [0, 0, 0]).round(12) + 0.0
     array([-0.5,  0.5,  0. ])
     """
+    k = prepare(model)
+    if compiled is None or compiled:
+        if k.kernel is None and compiled:
+            raise ModelError("the compiled recursion needs revolute, prismatic and fixed joints, "
+                             "gravity as the only load and a fixed base; use compiled=None")
+        if k.kernel is not None:
+            out = _fast(k, q, qd, tau, t)
+            if out is not None:
+                return out
     state = model.check_state(q, qd, tau, t=t)
+    if k.kernel is not None and compiled is not False:   # lists, other dtypes, broadcasting
+        out = np.empty(state.qd.shape)
+        q2, qd2, tau2 = (np.array(x, dtype=np.float64, order="C")
+                         for x in (state.q, state.qd, state.tau))
+        if vereshchagin_forward(*k.kernel[:4], q2, qd2, tau2, out):
+            return state.result(out, "mb.vereshchagin.forward_dynamics")
     qdd, _, _, _ = _recursion(model, state)
     return state.result(qdd, "mb.vereshchagin.forward_dynamics")

@@ -205,3 +205,67 @@ def test_a_changed_model_gives_the_fresh_answer():
     assert mb.vereshchagin.prepare(model) is not data
     np.testing.assert_allclose(mb.vereshchagin.forward_dynamics(model, q, qd),
                                reference.forward_dynamics(model, q, qd), rtol=1e-9, atol=1e-9)
+
+
+# ------------------------------------------------------------------ the compiled recursion
+def _kernel_model(rng, n, prismatic=(), weld=()):
+    from strategies import random_body, random_rotation
+    model = mb.Model(gravity=rng.normal(size=3))
+    for k in range(1, n + 1):
+        random_body(model, f"b{k}", rng)
+        kind = "prismatic" if k in prismatic else "fixed" if k in weld else "revolute"
+        extra = {} if kind == "fixed" else {"axis": rng.normal(size=3)}
+        model.add_joint(f"j{k}", kind, int(rng.integers(0, k)), f"b{k}",
+                        parent_point=rng.normal(size=3), child_point=rng.normal(size=3),
+                        orientation=random_rotation(rng), **extra)
+    return model
+
+
+def test_compiled_recursion_equals_the_numpy_recursion():
+    """One source per algorithm: mbcourse.compiled's loops = the batched NumPy recursion."""
+    rng = np.random.default_rng(77)
+    for n, pri, weld in ((1, (), ()), (2, (), ()), (6, (2, 5), (4,)), (15, (3, 7, 11), (9,))):
+        model = _kernel_model(rng, n, pri, weld)
+        assert mb.vereshchagin.prepare(model).kernel is not None
+        nv = model.nv
+        q, qd, tau = rng.normal(size=(3, 5, nv))
+        fast = mb.vereshchagin.forward_dynamics(model, q, qd, tau)
+        slow = mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=False)
+        np.testing.assert_allclose(fast, slow, rtol=1e-11, atol=1e-11)
+        # single states, lists, broadcasting and tau=None take the same kernel
+        np.testing.assert_allclose(mb.vereshchagin.forward_dynamics(model, q[0], qd[0]),
+                                   mb.vereshchagin.forward_dynamics(model, q[0], qd[0],
+                                                                    compiled=False),
+                                   rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(
+            mb.vereshchagin.forward_dynamics(model, q[0].tolist(), qd, tau),
+            mb.vereshchagin.forward_dynamics(model, q[0], qd, tau, compiled=False),
+            rtol=1e-11, atol=1e-11)
+        # and the tree equations agree (a second route)
+        np.testing.assert_allclose(fast, mb.tree.forward_dynamics(model, q, qd, tau),
+                                   rtol=1e-9, atol=1e-9)
+
+
+def test_compiled_recursion_refuses_and_falls_back_cleanly():
+    rng = np.random.default_rng(78)
+    model = _kernel_model(rng, 3)
+    with pytest.raises(mb.ShapeError, match=r"qd\[1\]"):
+        mb.vereshchagin.forward_dynamics(model, np.zeros(3), np.array([0.0, np.nan, 0.0]))
+    with pytest.raises(mb.ShapeError, match="q must have shape"):
+        mb.vereshchagin.forward_dynamics(model, np.zeros(4), np.zeros(3))
+    # a model the kernel cannot run: a load; compiled=True says so, the default falls back
+    model.add_force("b1", force=(1.0, 0.0, 0.0))
+    assert mb.vereshchagin.prepare(model).kernel is None
+    with pytest.raises(mb.ModelError, match="compiled recursion needs"):
+        mb.vereshchagin.forward_dynamics(model, np.zeros(3), np.zeros(3), compiled=True)
+    np.testing.assert_allclose(mb.vereshchagin.forward_dynamics(model, np.zeros(3), np.zeros(3)),
+                               mb.tree.forward_dynamics(model, np.zeros(3), np.zeros(3)),
+                               atol=1e-9)
+    # a changed model gives the new answer through the kernel
+    m2 = _kernel_model(np.random.default_rng(79), 2)
+    before = mb.vereshchagin.forward_dynamics(m2, np.zeros(2), np.zeros(2))
+    m2.body("b2").mass *= 3.0
+    after = mb.vereshchagin.forward_dynamics(m2, np.zeros(2), np.zeros(2))
+    np.testing.assert_allclose(after, mb.vereshchagin.forward_dynamics(
+        m2, np.zeros(2), np.zeros(2), compiled=False), atol=1e-12)
+    assert not np.allclose(before, after)
