@@ -18,11 +18,16 @@ Joint kinds: ``0`` revolute, ``1`` prismatic, ``2`` weld (a fixed joint).
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
-__all__ = ["REVOLUTE", "PRISMATIC", "WELD", "pack_chain", "vereshchagin_forward",
-           "COMPILE_NOTE"]
+from .errors import TopologyError
+
+__all__ = ["REVOLUTE", "PRISMATIC", "WELD", "pack_chain", "model_data", "fast_arrays",
+           "state_arrays",
+           "vereshchagin_forward", "tree_forward", "tree_matrices", "COMPILE_NOTE"]
 
 REVOLUTE, PRISMATIC, WELD = 0, 1, 2
 
@@ -61,6 +66,81 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
     return ints, np.ascontiguousarray(geo), body
 
 
+_KINDS = {"rotation": REVOLUTE, "translation": PRISMATIC}
+
+
+def model_data(model):
+    """The packed constants of a Model for the kernels, or ``None`` when they do not apply.
+
+    The kernels cover trees of revolute, prismatic and fixed joints whose joints point away
+    from the base, with gravity as the only load (no loads, spring-dampers, joint springs,
+    generalized-force callables) and a fixed base; the formulations run their NumPy versions
+    otherwise. Prepared once per model version.
+
+    Returns
+    -------
+    tuple ``(ints, geo, body, gravity, nv)`` or None
+    """
+    def build():
+        if (model.base_motion is not None or model.loads or model.springs
+                or model.joint_springs or model.generalized_force_elements):
+            return None
+        try:
+            joints = model.outward_joints("the compiled kernels")
+        except TopologyError:
+            return None
+        kinds, axes = [], []
+        for j in joints:
+            described = j.elementary_motion
+            if described is not None:
+                kinds.append(_KINDS[described[0]])
+                axes.append(described[1])
+            elif j.nq == 0 and j.nv == 0 and not j.moves_joint_point:
+                kinds.append(WELD)
+                axes.append(np.zeros(3))
+            else:
+                return None
+        ints, geo, body = pack_chain(
+            kinds, [j.parent for j in joints], [j.child for j in joints], axes,
+            [j.orientation for j in joints], [j.parent_point for j in joints],
+            [j.child_point for j in joints], [j.q_slice.start for j in joints],
+            [j.v_slice.start for j in joints], model.masses(), model.inertias())
+        gravity = np.array(model.gravity, dtype=float)
+        gravity.flags.writeable = False
+        return ints, geo, body, gravity, model.nv
+
+    return model.prepared("compiled", build)
+
+
+def fast_arrays(nv, q, qd, tau, t):
+    """``(q, qd, tau, single)`` as (B, nv) arrays when the inputs need no conversion (float64,
+    C-contiguous, writeable ndarrays of shape (nv,) or (B, nv), ``tau`` the same or None, a
+    finite float ``t``); ``None`` otherwise (the caller then checks them the long way)."""
+    if (type(q) is not np.ndarray or type(qd) is not np.ndarray or type(t) not in (float, int)
+            or not math.isfinite(t)):
+        return None
+    shape = q.shape
+    if (q.dtype != np.float64 or qd.dtype != np.float64 or len(shape) > 2 or qd.shape != shape
+            or shape[-1] != nv or not (q.flags.c_contiguous and qd.flags.c_contiguous)
+            or not (q.flags.writeable and qd.flags.writeable)):
+        return None
+    if tau is None:
+        tau = np.zeros(shape)
+    elif (type(tau) is not np.ndarray or tau.shape != shape or tau.dtype != np.float64
+          or not tau.flags.c_contiguous or not tau.flags.writeable):
+        return None
+    if len(shape) == 1:
+        return q[None], qd[None], tau[None], True
+    return q, qd, tau, False
+
+
+def state_arrays(state):
+    """A checked :class:`~mbcourse.model.State`'s arrays as fresh C-contiguous float64
+    copies (one kernel signature for every input)."""
+    return tuple(np.array(x, dtype=np.float64, order="C")
+                 for x in (state.q, state.qd, state.tau))
+
+
 @nb.njit(**_OPTS)
 def _cross(a, b, out):
     x = a[1] * b[2] - a[2] * b[1]
@@ -89,18 +169,48 @@ def _matmul(A, B, out):
 
 
 @nb.njit(**_OPTS)
-def _vereshchagin_one(ints, geo, body, gravity, q, qd, tau, qdd, A, om, Ms, Qs, w, rho, S,
-                      w0, U, R0, J0, t3, v, t6, Ma):
-    """One configuration: Yudintsev (3.172)-(3.179), the course's chapter 4 (the same
-    equations as ``mb.vereshchagin``'s NumPy recursion, inertial axes, centres of mass)."""
+def _shift(f, rho):
+    """``f <- C^T f`` for a wrench ``f = (F, M)`` about a child's centre of mass, moved to
+    the parent's: ``C = [[E, X], [0, E]]``, ``X = -rho~`` (3.174), so ``M += rho x F``."""
+    x0, x1, x2 = rho[0], rho[1], rho[2]
+    a, b, d = f[0], f[1], f[2]
+    f[3] += -b * x2 + d * x1
+    f[4] += a * x2 - d * x0
+    f[5] += -a * x1 + b * x0
+
+
+@nb.njit(**_OPTS)
+def _fold(Ma, rho, dest):
+    """``dest += C^T Ma C`` (``Ma`` is overwritten): a 6x6 inertia moved from a child's
+    centre of mass to its parent's."""
+    x0, x1, x2 = rho[0], rho[1], rho[2]
+    for r in range(6):                                  # Ma C: columns 3..5 += Ma[:, :3] X
+        a, b, d = Ma[r, 0], Ma[r, 1], Ma[r, 2]
+        Ma[r, 3] += -b * x2 + d * x1
+        Ma[r, 4] += a * x2 - d * x0
+        Ma[r, 5] += -a * x1 + b * x0
+    for k in range(6):                                  # C^T (.): rows 3..5 += X^T rows 0..2
+        a, b, d = Ma[0, k], Ma[1, k], Ma[2, k]
+        Ma[3, k] += -b * x2 + d * x1
+        Ma[4, k] += a * x2 - d * x0
+        Ma[5, k] += -a * x1 + b * x0
+    for r in range(6):
+        for k in range(6):
+            dest[r, k] += Ma[r, k]
+
+
+@nb.njit(**_OPTS)
+def _kinematics(ints, geo, body, gravity, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v):
+    """Outward pass shared by the recursions: orientations ``A`` and angular velocities
+    ``om`` of the bodies, and per joint ``rho`` (parent's centre -> child's), ``S_k`` and
+    ``w0_k`` of (3.174), ``w_k = C_k w_p + S_k qdd_k + w0_k``; per body ``M_k`` and ``Q_k``
+    about its centre of mass (3.172), gravity and the gyroscopic moment in ``Q_k``. Inertial
+    axes throughout (the same quantities as ``mb.vereshchagin``'s NumPy recursion)."""
     m = ints.shape[0]
     Rj, R, J = t3[0], t3[1], t3[2]
     Pw, lp, lc, Om, kv, z, a0, e0, h = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
-    r6, MS, g6 = t6[0], t6[1], t6[2]
     for r in range(3):
         om[0, r] = 0.0
-        w[0, r] = 0.0
-        w[0, r + 3] = 0.0
         for c in range(3):
             A[0, r, c] = 1.0 if r == c else 0.0
     # ---- outward: kinematics of joint k (3.174), w_k = C_k w_p + S_k qdd_k + w0_k,
@@ -184,6 +294,18 @@ def _vereshchagin_one(ints, geo, body, gravity, q, qd, tau, qdd, A, om, Ms, Qs, 
         for k in range(3):
             Qs[c, k] = body[c, 0] * gravity[k]
             Qs[c, k + 3] = -a0[k]
+
+
+@nb.njit(**_OPTS)
+def _vereshchagin_one(ints, geo, body, gravity, q, qd, tau, qdd, A, om, Ms, Qs, w, rho, S,
+                      w0, U, R0, J0, t3, v, t6, Ma):
+    """One configuration: Yudintsev (3.172)-(3.179), the course's chapter 4."""
+    m = ints.shape[0]
+    h = v[8]
+    r6, MS, g6 = t6[0], t6[1], t6[2]
+    _kinematics(ints, geo, body, gravity, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v)
+    for r in range(6):
+        w[0, r] = 0.0
     # ---- inward (3.178)-(3.179): fold the articulated M*_k, Q*_k into the parent
     for i in range(m - 1, -1, -1):
         kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
@@ -206,26 +328,11 @@ def _vereshchagin_one(ints, geo, body, gravity, q, qd, tau, qdd, A, om, Ms, Qs, 
                     Ma[r, k] = Mk[r, k] - g6[r] * MS[k]
         else:
             Ma[:, :] = Mk
-        # M*_p += C^T Ma C and Q*_p += C^T Qa, C = [[E, X], [0, E]], X = -rho~
-        x0, x1, x2 = rho[i, 0], rho[i, 1], rho[i, 2]
-        for r in range(6):                              # Ma C: columns 3..5 += Ma[:, :3] X
-            a, b, d = Ma[r, 0], Ma[r, 1], Ma[r, 2]
-            Ma[r, 3] += -b * x2 + d * x1
-            Ma[r, 4] += a * x2 - d * x0
-            Ma[r, 5] += -a * x1 + b * x0
-        for k in range(6):                              # C^T (.): rows 3..5 += X^T rows 0..2
-            a, b, d = Ma[0, k], Ma[1, k], Ma[2, k]
-            Ma[3, k] += -b * x2 + d * x1
-            Ma[4, k] += a * x2 - d * x0
-            Ma[5, k] += -a * x1 + b * x0
-        a, b, d = r6[0], r6[1], r6[2]
-        r6[3] += -b * x2 + d * x1
-        r6[4] += a * x2 - d * x0
-        r6[5] += -a * x1 + b * x0
+        # M*_p += C^T Ma C and Q*_p += C^T Qa
+        _fold(Ma, rho[i], Ms[p])
+        _shift(r6, rho[i])
         for r in range(6):
             Qs[p, r] += r6[r]
-            for k in range(6):
-                Ms[p, r, k] += Ma[r, k]
     # ---- outward (3.176): qdd_k = U^-1 (tau_k + S^T (Q*_k - M*_k (C_k w_p + w0_k)))
     for i in range(m):
         kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
@@ -283,3 +390,180 @@ def vereshchagin_forward(ints, geo, body, gravity, q, qd, tau, qdd):
             if not np.isfinite(qdd[b, k]):
                 ok = False
     return ok
+
+
+# ---------------------------------------------------------------- the tree equations
+@nb.njit(**_OPTS)
+def _tree_one(ints, geo, body, gravity, q, qd, H, hb, A, om, Ms, Qs, w, rho, S, w0, R0, J0,
+              t3, v, f, Ic, F, Ma, up):
+    """``A q'' = B`` of chapter 3 for one configuration, assembled in ``O(n d)`` (``d`` the
+    depth): the mass matrix by composite bodies, ``H_ij = S_i^T (C^T ... I_j S_j)``, and the
+    velocity and gravity terms ``hb`` by one outward and one inward pass with ``q'' = 0``
+    (so ``B = tau - hb``). The same matrices as ``mb.tree``'s ``Phi m Phi^T`` assembly."""
+    m = ints.shape[0]
+    _kinematics(ints, geo, body, gravity, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v)
+    h = v[8]
+    for r in range(6):
+        w[0, r] = 0.0
+    for i in range(m):                                  # accelerations with q'' = 0
+        p, c = ints[i, 1], ints[i, 2]
+        up[c] = i
+        _cross(w[p, 3:], rho[i], h)
+        for k in range(3):
+            w[c, k] = w0[i, k] + w[p, k] + h[k]
+            w[c, k + 3] = w0[i, k + 3] + w[p, k + 3]
+    for b in range(1, Ms.shape[0]):                     # f_b = M_b w_b - Q_b, I_b = M_b
+        for r in range(6):
+            s = -Qs[b, r]
+            for k in range(6):
+                s += Ms[b, r, k] * w[b, k]
+                Ic[b, r, k] = Ms[b, r, k]
+            f[b, r] = s
+    for i in range(m - 1, -1, -1):                      # inward: bias and composite bodies
+        kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
+        if kind < 2:
+            s = 0.0
+            for k in range(6):
+                s += S[i, k] * f[c, k]
+            hb[vk] = s
+        _shift(f[c], rho[i])
+        for k in range(6):
+            f[p, k] += f[c, k]
+        if p > 0:
+            Ma[:, :] = Ic[c]
+            _fold(Ma, rho[i], Ic[p])
+    for r in range(H.shape[0]):
+        for k in range(H.shape[1]):
+            H[r, k] = 0.0                               # joints on different branches
+    for j in range(m):                                  # H_jj and up the path to the base
+        if ints[j, 0] == 2:
+            continue
+        c, vj = ints[j, 2], ints[j, 4]
+        _matvec(Ic[c], S[j], F)
+        s = 0.0
+        for k in range(6):
+            s += S[j, k] * F[k]
+        H[vj, vj] = s
+        i = j
+        while ints[i, 1] != 0:
+            _shift(F, rho[i])                           # to the parent's centre of mass
+            i = up[ints[i, 1]]
+            if ints[i, 0] < 2:
+                s = 0.0
+                for k in range(6):
+                    s += S[i, k] * F[k]
+                H[ints[i, 4], vj] = s
+                H[vj, ints[i, 4]] = s
+
+
+@nb.njit(**_OPTS)
+def _cholesky_solve(H, b):
+    """Solve ``H x = b`` in place (``b`` becomes ``x``) by ``H = L L^T``; False if ``H`` is
+    not positive definite."""
+    n = H.shape[0]
+    for j in range(n):
+        s = H[j, j]
+        for k in range(j):
+            s -= H[j, k] * H[j, k]
+        if not s > 0.0:
+            return False
+        d = np.sqrt(s)
+        H[j, j] = d
+        for i in range(j + 1, n):
+            s = H[i, j]
+            for k in range(j):
+                s -= H[i, k] * H[j, k]
+            H[i, j] = s / d
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= H[i, k] * b[k]
+        b[i] = s / H[i, i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= H[k, i] * b[k]
+        b[i] = s / H[i, i]
+    return True
+
+
+@nb.njit(**_OPTS)
+def tree_forward(ints, geo, body, gravity, q, qd, tau, qdd):
+    """The tree equations ``A q'' = B`` (chapter 3) for a batch, assembled by composite
+    bodies and solved by Cholesky: ``q`` (B, nq), ``qd``, ``tau`` (B, nv) into ``qdd``.
+    Returns False if a mass matrix is not positive definite or a value is not finite."""
+    m, n1, nv = ints.shape[0], body.shape[0], qd.shape[1]
+    A = np.empty((n1, 3, 3))
+    om = np.empty((n1, 3))
+    Ms = np.empty((n1, 6, 6))
+    Qs = np.empty((n1, 6))
+    w = np.empty((n1, 6))
+    f = np.empty((n1, 6))
+    Ic = np.empty((n1, 6, 6))
+    rho = np.empty((m, 3))
+    S = np.zeros((m, 6))
+    w0 = np.empty((m, 6))
+    R0 = np.empty((m, 3, 3))
+    J0 = np.empty((n1, 3, 3))
+    up = np.zeros(n1, dtype=np.int64)
+    for i in range(m):
+        for r in range(3):
+            for c in range(3):
+                R0[i, r, c] = geo[i, 3 + 3 * r + c]
+    for i in range(n1):
+        for r in range(3):
+            for c in range(3):
+                J0[i, r, c] = body[i, 1 + 3 * r + c]
+    t3 = np.empty((3, 3, 3))
+    v = np.empty((9, 3))
+    F = np.empty(6)
+    Ma = np.empty((6, 6))
+    H = np.empty((nv, nv))
+    hb = np.empty(nv)
+    ok = True
+    for b in range(q.shape[0]):
+        _tree_one(ints, geo, body, gravity, q[b], qd[b], H, hb, A, om, Ms, Qs, w, rho, S, w0,
+                  R0, J0, t3, v, f, Ic, F, Ma, up)
+        for k in range(nv):
+            qdd[b, k] = tau[b, k] - hb[k]
+        if not _cholesky_solve(H, qdd[b]):
+            ok = False
+        for k in range(nv):
+            if not np.isfinite(qdd[b, k]):
+                ok = False
+    return ok
+
+
+@nb.njit(**_OPTS)
+def tree_matrices(ints, geo, body, gravity, q, qd, H, hb):
+    """Mass matrices ``H`` (B, nv, nv) and velocity-and-gravity terms ``hb`` (B, nv) of the
+    tree equations (``A = H``, ``B = tau - hb``), by composite bodies."""
+    m, n1 = ints.shape[0], body.shape[0]
+    A = np.empty((n1, 3, 3))
+    om = np.empty((n1, 3))
+    Ms = np.empty((n1, 6, 6))
+    Qs = np.empty((n1, 6))
+    w = np.empty((n1, 6))
+    f = np.empty((n1, 6))
+    Ic = np.empty((n1, 6, 6))
+    rho = np.empty((m, 3))
+    S = np.zeros((m, 6))
+    w0 = np.empty((m, 6))
+    R0 = np.empty((m, 3, 3))
+    J0 = np.empty((n1, 3, 3))
+    up = np.zeros(n1, dtype=np.int64)
+    for i in range(m):
+        for r in range(3):
+            for c in range(3):
+                R0[i, r, c] = geo[i, 3 + 3 * r + c]
+    for i in range(n1):
+        for r in range(3):
+            for c in range(3):
+                J0[i, r, c] = body[i, 1 + 3 * r + c]
+    t3 = np.empty((3, 3, 3))
+    v = np.empty((9, 3))
+    F = np.empty(6)
+    Ma = np.empty((6, 6))
+    for b in range(q.shape[0]):
+        _tree_one(ints, geo, body, gravity, q[b], qd[b], H[b], hb[b], A, om, Ms, Qs, w, rho, S,
+                  w0, R0, J0, t3, v, f, Ic, F, Ma, up)

@@ -87,6 +87,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from . import sim as _sim
+from .compiled import fast_arrays, model_data, state_arrays, vereshchagin_forward
 from .errors import ShapeError, SingularSystemError
 from .spatial import cross, mv, skew, transpose
 
@@ -97,6 +98,8 @@ __all__ = ["SOLVERS", "ImpulseData", "prepare", "momenta", "velocities", "pdot",
 SOLVERS = ("sweep", "cholesky")
 
 _E3 = np.eye(3)
+_NO_GRAVITY = np.zeros(3)
+_NO_GRAVITY.flags.writeable = False
 
 
 # ------------------------------------------------------------------ prepared data
@@ -476,7 +479,10 @@ def velocities(model, q, p, *, t=0.0, solver="sweep", return_momenta=False):
     t : float
     solver : {"sweep", "cholesky"}
         ``"sweep"``: Ivanov, alg. of §3 (elimination with inverses of ``A_i^T M*_i A_i``);
-        ``"cholesky"``: Ivanov, alg. of §4 (block ``L^T D L``, triangular solves).
+        ``"cholesky"``: Ivanov, alg. of §4 (block ``L^T D L``, triangular solves). For
+        models the compiled kernels cover (:func:`mbcourse.compiled.model_data`) the sweep
+        runs compiled: the same elimination from the leaves, as chapter 4's recursion with
+        the velocity terms and gravity switched off.
     return_momenta : bool
         Also return the subtree momenta ``mu`` (..., n + 1, 6) the solver produces.
 
@@ -498,7 +504,21 @@ def velocities(model, q, p, *, t=0.0, solver="sweep", return_momenta=False):
            [0.6, 4. ]])
     """
     _check_solver(solver)
+    kernel = model_data(model) if solver == "sweep" and not return_momenta else None
+    if kernel is not None:
+        # the compiled sweep: chapter 4's articulated elimination with the velocity terms
+        # and gravity switched off solves M qd = p in O(n) (mbcourse.compiled)
+        fast = fast_arrays(kernel[4], q, p, None, t)
+        if fast is not None:
+            out = np.empty(fast[1].shape)
+            if vereshchagin_forward(*kernel[:3], _NO_GRAVITY, fast[0], fast[2], fast[1], out):
+                return out[0] if fast[3] else out
     state = _momentum_state(model, q, p, t=t)
+    if kernel is not None:
+        out = np.empty(state.qd.shape)
+        q2, p2, _ = state_arrays(state)
+        if vereshchagin_forward(*kernel[:3], _NO_GRAVITY, q2, np.zeros_like(p2), p2, out):
+            return state.result(out, "mb.poisson.velocities")
     with np.errstate(over="ignore", invalid="ignore"):
         _, _, _, qd, _, mu = _solve(model, state, solver)
     what = "mb.poisson.velocities"

@@ -44,9 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import math
-
-from .compiled import PRISMATIC, REVOLUTE, WELD, pack_chain, vereshchagin_forward
+from .compiled import fast_arrays, model_data, state_arrays, vereshchagin_forward
 from .errors import ModelError, SingularSystemError
 from .spatial import cross, skew
 
@@ -113,36 +111,6 @@ class RecursionData:
     kernel: tuple | None = None
 
 
-_KERNEL_KINDS = {"rotation": REVOLUTE, "translation": PRISMATIC}
-
-
-def _kernel_data(model, joints, masses, inertias):
-    """Packed constants for :func:`mbcourse.compiled.vereshchagin_forward`, or ``None`` when
-    the model needs more than it does (other joint kinds, loads, springs, a moving base)."""
-    if (model.base_motion is not None or model.loads or model.springs or model.joint_springs
-            or model.generalized_force_elements):
-        return None
-    kinds, axes = [], []
-    for j in joints:
-        described = j.elementary_motion
-        if described is not None:
-            kinds.append(_KERNEL_KINDS[described[0]])
-            axes.append(described[1])
-        elif j.nq == 0 and j.nv == 0 and not j.moves_joint_point:
-            kinds.append(WELD)
-            axes.append(np.zeros(3))
-        else:
-            return None
-    ints, geo, body = pack_chain(
-        kinds, [j.parent for j in joints], [j.child for j in joints], axes,
-        [j.orientation for j in joints], [j.parent_point for j in joints],
-        [j.child_point for j in joints], [j.q_slice.start for j in joints],
-        [j.v_slice.start for j in joints], masses, inertias)
-    gravity = np.array(model.gravity, dtype=float)
-    gravity.flags.writeable = False
-    return ints, geo, body, gravity, model.nv
-
-
 def prepare(model):
     """The per-model constants of the recursion, built once per model version.
 
@@ -191,7 +159,7 @@ def prepare(model):
             dampers=any(s.damping > 0 for s in model.springs),
             state_loads=any(callable(ld.force) or callable(ld.torque) for ld in loads),
             generalized=bool(model.joint_springs or model.generalized_force_elements),
-            kernel=_kernel_data(model, joints, masses, inertias),
+            kernel=model_data(model),
         )
 
     return model.prepared("vereshchagin", build)
@@ -480,34 +448,6 @@ def articulated(model, q, qd, tau=None, *, t=0.0):
             state.result(np.swapaxes(Q_star, 0, 1), what))
 
 
-def _fast(k, q, qd, tau, t):
-    """The compiled recursion for float64 arrays of the right shapes, or ``None`` (then the
-    checked route runs, and names whatever is wrong)."""
-    kernel = k.kernel
-    if (type(q) is not np.ndarray or type(qd) is not np.ndarray or type(t) not in (float, int)
-            or not math.isfinite(t)):
-        return None
-    shape = q.shape
-    if (q.dtype != np.float64 or qd.dtype != np.float64 or len(shape) > 2 or qd.shape != shape
-            or not (q.flags.c_contiguous and qd.flags.c_contiguous)
-            or not (q.flags.writeable and qd.flags.writeable)):
-        return None
-    if shape[-1] != kernel[4]:
-        return None
-    if tau is None:
-        tau = np.zeros(shape)
-    elif (type(tau) is not np.ndarray or tau.shape != shape or tau.dtype != np.float64
-          or not tau.flags.c_contiguous or not tau.flags.writeable):
-        return None
-    single = len(shape) == 1
-    if single:
-        q, qd, tau = q[None], qd[None], tau[None]
-    out = np.empty(q.shape)
-    if not vereshchagin_forward(kernel[0], kernel[1], kernel[2], kernel[3], q, qd, tau, out):
-        return None
-    return out[0] if single else out
-
-
 def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     """Generalized accelerations by the separate-bodies recursion (the **contract** function).
 
@@ -555,16 +495,15 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
         if k.kernel is None and compiled:
             raise ModelError("the compiled recursion needs revolute, prismatic and fixed joints, "
                              "gravity as the only load and a fixed base; use compiled=None")
-        if k.kernel is not None:
-            out = _fast(k, q, qd, tau, t)
-            if out is not None:
-                return out
+        fast = None if k.kernel is None else fast_arrays(k.kernel[4], q, qd, tau, t)
+        if fast is not None:
+            out = np.empty(fast[1].shape)
+            if vereshchagin_forward(*k.kernel[:4], *fast[:3], out):
+                return out[0] if fast[3] else out
     state = model.check_state(q, qd, tau, t=t)
     if k.kernel is not None and compiled is not False:   # lists, other dtypes, broadcasting
         out = np.empty(state.qd.shape)
-        q2, qd2, tau2 = (np.array(x, dtype=np.float64, order="C")
-                         for x in (state.q, state.qd, state.tau))
-        if vereshchagin_forward(*k.kernel[:4], q2, qd2, tau2, out):
+        if vereshchagin_forward(*k.kernel[:4], *state_arrays(state), out):
             return state.result(out, "mb.vereshchagin.forward_dynamics")
     qdd, _, _, _ = _recursion(model, state)
     return state.result(qdd, "mb.vereshchagin.forward_dynamics")

@@ -447,3 +447,22 @@ def test_undamped_springs_conserve_energy_in_q_p():
     E = res.energy
     assert np.ptp(res.potential_energy) > 1.0
     assert np.abs(E - E[0]).max() < 1e-8 * np.abs(E).max()
+
+
+def test_compiled_sweep_equals_ivanovs_sweep():
+    """The compiled sweep (chapter 4's elimination, velocity terms and gravity off) solves the
+    same system as Ivanov's sweep and Cholesky in NumPy."""
+    from test_vereshchagin import _kernel_model
+    rng = np.random.default_rng(93)
+    for n, pri, weld in ((1, (), ()), (5, (2,), (4,)), (18, (3, 9), (12,))):
+        model = _kernel_model(rng, n, pri, weld)
+        q, qd = rng.normal(size=(2, 3, model.nv))
+        p, _ = mb.poisson.momenta(model, q, qd)
+        fast = mb.poisson.velocities(model, q, p)
+        np.testing.assert_allclose(fast, qd, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(fast, mb.poisson.velocities(model, q, p, solver="cholesky"),
+                                   rtol=1e-10, atol=1e-10)
+        qd2, mu = mb.poisson.velocities(model, q, p, return_momenta=True)   # NumPy sweep
+        np.testing.assert_allclose(fast, qd2, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(mb.poisson.velocities(model, q[0].tolist(), p[0]), qd[0],
+                                   rtol=1e-10, atol=1e-10)

@@ -245,3 +245,31 @@ def test_prepared_data_follows_the_model():
     np.testing.assert_allclose(after, reference.forward_dynamics(model, q, qd),
                                atol=1e-9 * (1 + np.abs(after).max()))
     assert np.abs(after - before).max() > 1e-6
+
+
+def test_compiled_tree_equations_equal_the_numpy_assembly():
+    """mbcourse.compiled's composite-body assembly = the Phi m Phi^T assembly of (3.167)."""
+    from mbcourse import compiled
+    from test_vereshchagin import _kernel_model
+    rng = np.random.default_rng(91)
+    for n, pri, weld in ((1, (), ()), (3, (2,), ()), (9, (2, 5), (4, 7)), (20, (3, 11), (8,))):
+        model = _kernel_model(rng, n, pri, weld)
+        data = compiled.model_data(model)
+        assert data is not None
+        q, qd, tau = rng.normal(size=(3, 4, model.nv))
+        H = np.empty((4, model.nv, model.nv))
+        hb = np.empty((4, model.nv))
+        compiled.tree_matrices(*data[:4], q, qd, H, hb)
+        np.testing.assert_allclose(H, mb.tree.mass_matrix(model, q), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(-hb, mb.tree.bias_forces(model, q, qd), rtol=1e-11,
+                                   atol=1e-11)
+        fast = mb.tree.forward_dynamics(model, q, qd, tau)
+        np.testing.assert_allclose(fast, mb.tree.forward_dynamics(model, q, qd, tau,
+                                                                   compiled=False),
+                                   rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(mb.tree.forward_dynamics(model, q[0], qd[0]),
+                                   mb.tree.forward_dynamics(model, q[0].tolist(), qd[0],
+                                                            compiled=False), atol=1e-10)
+    model.add_force("b1", force=(0.0, 1.0, 0.0))
+    with pytest.raises(mb.ModelError, match="compiled tree equations need"):
+        mb.tree.forward_dynamics(model, q[0], qd[0], compiled=True)

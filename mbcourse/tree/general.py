@@ -43,7 +43,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..errors import ShapeError, SingularSystemError
+from ..compiled import fast_arrays, model_data, state_arrays, tree_forward
+from ..errors import ModelError, ShapeError, SingularSystemError
 from ..spatial import cross, mv, transpose
 
 __all__ = ["TreeStructure", "prepare", "TreeTerms", "terms", "mass_matrix", "bias_forces",
@@ -406,7 +407,7 @@ def bias_forces(model, q, qd, *, t=0.0):
     return state.result(Bvec, "mb.tree.bias_forces")
 
 
-def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
+def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     """Generalized accelerations from ``A qdd = B + tau`` (3.167) (the **contract** function).
 
     Parameters
@@ -418,6 +419,12 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
         elements).
     t : float
         Time (loads, base motion).
+    compiled : bool, optional
+        ``None`` (default): when the model allows (:func:`mbcourse.compiled.model_data`),
+        the compiled kernel assembles the same ``A`` and ``B`` by composite bodies in
+        ``O(n d)`` (``d`` the depth of the tree) and solves by Cholesky; otherwise, and with
+        ``False``, the NumPy assembly ``Phi m Phi^T`` of (3.163)-(3.167) runs. ``True``
+        refuses (``ModelError``) a model the kernel cannot run.
 
     Returns
     -------
@@ -438,7 +445,22 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
     ...                  mb.cartesian.forward_dynamics(m, [0.3, 0.2], [1.0, -0.5])))
     True
     """
+    kernel = model_data(model) if compiled is not False else None
+    if compiled and kernel is None:
+        raise ModelError("the compiled tree equations need revolute, prismatic and fixed joints "
+                         "pointing away from the base, gravity as the only load and a fixed "
+                         "base; use compiled=None")
+    if kernel is not None:
+        fast = fast_arrays(kernel[4], q, qd, tau, t)
+        if fast is not None:
+            out = np.empty(fast[1].shape)
+            if tree_forward(*kernel[:4], *fast[:3], out):
+                return out[0] if fast[3] else out
     state = model.check_state(q, qd, tau, t=t)
+    if kernel is not None:               # lists, other dtypes, broadcasting: checked, then fast
+        out = np.empty(state.qd.shape)
+        if tree_forward(*kernel[:4], *state_arrays(state), out):
+            return state.result(out, "mb.tree.forward_dynamics")
     with np.errstate(over="ignore", invalid="ignore"):
         Amat, Bvec = _assemble(model, state.q, state.qd, state.t)
         out = _solve_spd(Amat, Bvec + state.tau, "mb.tree.forward_dynamics")
