@@ -26,7 +26,7 @@ import numpy as np
 from .errors import TopologyError
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "pack_chain", "model_data", "fast_arrays",
-           "state_arrays",
+           "state_arrays", "run", "PARALLEL_BATCH",
            "vereshchagin_forward", "tree_forward", "tree_matrices", "COMPILE_NOTE"]
 
 REVOLUTE, PRISMATIC, WELD = 0, 1, 2
@@ -567,3 +567,36 @@ def tree_matrices(ints, geo, body, gravity, q, qd, H, hb):
     for b in range(q.shape[0]):
         _tree_one(ints, geo, body, gravity, q[b], qd[b], H[b], hb[b], A, om, Ms, Qs, w, rho, S,
                   w0, R0, J0, t3, v, f, Ic, F, Ma, up)
+
+
+# ---------------------------------------------------------------- batches on every core
+#: Batches at least this large are split over the cores (numba's threads).
+PARALLEL_BATCH = 64
+
+
+@nb.njit(parallel=True, **_OPTS)
+def _split(kernel_id, threads, ints, geo, body, gravity, q, qd, tau, qdd):
+    """Run a kernel on ``threads`` contiguous slices of the batch, in parallel."""
+    B = q.shape[0]
+    chunk = (B + threads - 1) // threads
+    ok = np.ones(threads, dtype=np.bool_)
+    for t in nb.prange(threads):
+        lo = t * chunk
+        hi = min(B, lo + chunk)
+        if lo < hi:
+            if kernel_id == 0:
+                ok[t] = vereshchagin_forward(ints, geo, body, gravity, q[lo:hi], qd[lo:hi],
+                                             tau[lo:hi], qdd[lo:hi])
+            else:
+                ok[t] = tree_forward(ints, geo, body, gravity, q[lo:hi], qd[lo:hi],
+                                     tau[lo:hi], qdd[lo:hi])
+    return ok.all()
+
+
+def run(kernel, data, q, qd, tau, qdd):
+    """Call ``kernel`` (:func:`vereshchagin_forward` or :func:`tree_forward`) on a batch,
+    on every core when the batch has at least :data:`PARALLEL_BATCH` configurations."""
+    if q.shape[0] >= PARALLEL_BATCH:
+        return _split(0 if kernel is vereshchagin_forward else 1, nb.get_num_threads(),
+                      *data[:4], q, qd, tau, qdd)
+    return kernel(*data[:4], q, qd, tau, qdd)

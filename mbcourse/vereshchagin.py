@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compiled import fast_arrays, model_data, state_arrays, vereshchagin_forward
+from .compiled import fast_arrays, model_data, run, state_arrays, vereshchagin_forward
 from .errors import ModelError, SingularSystemError
 from .spatial import cross, skew
 
@@ -498,12 +498,12 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
         fast = None if k.kernel is None else fast_arrays(k.kernel[4], q, qd, tau, t)
         if fast is not None:
             out = np.empty(fast[1].shape)
-            if vereshchagin_forward(*k.kernel[:4], *fast[:3], out):
+            if run(vereshchagin_forward, k.kernel, *fast[:3], out):
                 return out[0] if fast[3] else out
     state = model.check_state(q, qd, tau, t=t)
     if k.kernel is not None and compiled is not False:   # lists, other dtypes, broadcasting
         out = np.empty(state.qd.shape)
-        if vereshchagin_forward(*k.kernel[:4], *state_arrays(state), out):
+        if run(vereshchagin_forward, k.kernel, *state_arrays(state), out):
             return state.result(out, "mb.vereshchagin.forward_dynamics")
     qdd, _, _, _ = _recursion(model, state)
     return state.result(qdd, "mb.vereshchagin.forward_dynamics")

@@ -43,7 +43,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..compiled import fast_arrays, model_data, state_arrays, tree_forward
+from ..compiled import fast_arrays, model_data, run, state_arrays, tree_forward
 from ..errors import ModelError, ShapeError, SingularSystemError
 from ..spatial import cross, mv, transpose
 
@@ -454,12 +454,12 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
         fast = fast_arrays(kernel[4], q, qd, tau, t)
         if fast is not None:
             out = np.empty(fast[1].shape)
-            if tree_forward(*kernel[:4], *fast[:3], out):
+            if run(tree_forward, kernel, *fast[:3], out):
                 return out[0] if fast[3] else out
     state = model.check_state(q, qd, tau, t=t)
     if kernel is not None:               # lists, other dtypes, broadcasting: checked, then fast
         out = np.empty(state.qd.shape)
-        if tree_forward(*kernel[:4], *state_arrays(state), out):
+        if run(tree_forward, kernel, *state_arrays(state), out):
             return state.result(out, "mb.tree.forward_dynamics")
     with np.errstate(over="ignore", invalid="ignore"):
         Amat, Bvec = _assemble(model, state.q, state.qd, state.t)
