@@ -30,15 +30,17 @@ __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "pack_chain", "model_data", "fast_ar
            "vereshchagin_forward", "tree_forward", "tree_matrices", "COMPILE_NOTE"]
 
 REVOLUTE, PRISMATIC, WELD = 0, 1, 2
+_NDARRAY = np.ndarray
+_F8 = np.dtype(np.float64)
 
 #: What a first call costs (measured on the reference machine, see benchmarks/).
 COMPILE_NOTE = "the first call of a fresh installation compiles the kernel (about 8 s), once"
 
-_OPTS = dict(cache=True, nogil=True, error_model="numpy")
+_OPTS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
 
 
 def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_point, q_index,
-               v_index, masses, inertias):
+               v_index, masses, inertias, gravity=(0.0, 0.0, 0.0)):
     """Pack a tree's constants for the kernels.
 
     Returns
@@ -48,7 +50,8 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
     geo : ndarray, shape (m, 18)
         ``axis (3), orientation (9, row-major), parent_point (3), child_point (3)``.
     body : ndarray, shape (n + 1, 10)
-        ``mass, inertia (9, row-major, body axes)`` per body (row 0, the base, unused).
+        ``mass, inertia (9, row-major, body axes)`` per body; row 0 (the base) holds the
+        gravity vector in columns 1..3.
     """
     m = len(kinds)
     ints = np.stack([np.asarray(x, dtype=np.int64).reshape(m)
@@ -61,6 +64,7 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
     body = np.zeros((n + 1, 10))
     body[1:, 0] = masses
     body[1:, 1:] = np.asarray(inertias, float).reshape(n, 9)
+    body[0, 1:4] = gravity
     for arr in (ints, geo, body):
         arr.flags.writeable = False
     return ints, np.ascontiguousarray(geo), body
@@ -79,7 +83,7 @@ def model_data(model):
 
     Returns
     -------
-    tuple ``(ints, geo, body, gravity, nv)`` or None
+    tuple ``(ints, geo, body, body_without_gravity, nv)`` or None
     """
     def build():
         if (model.base_motion is not None or model.loads or model.springs
@@ -104,33 +108,34 @@ def model_data(model):
             kinds, [j.parent for j in joints], [j.child for j in joints], axes,
             [j.orientation for j in joints], [j.parent_point for j in joints],
             [j.child_point for j in joints], [j.q_slice.start for j in joints],
-            [j.v_slice.start for j in joints], model.masses(), model.inertias())
-        gravity = np.array(model.gravity, dtype=float)
-        gravity.flags.writeable = False
-        return ints, geo, body, gravity, model.nv
+            [j.v_slice.start for j in joints], model.masses(), model.inertias(), model.gravity)
+        weightless = body.copy()
+        weightless[0, 1:4] = 0.0
+        weightless.flags.writeable = False
+        return ints, geo, body, weightless, model.nv
 
     return model.prepared("compiled", build)
 
 
 def fast_arrays(nv, q, qd, tau, t):
     """``(q, qd, tau, single)`` as (B, nv) arrays when the inputs need no conversion (float64,
-    C-contiguous, writeable ndarrays of shape (nv,) or (B, nv), ``tau`` the same or None, a
-    finite float ``t``); ``None`` otherwise (the caller then checks them the long way)."""
-    if (type(q) is not np.ndarray or type(qd) is not np.ndarray or type(t) not in (float, int)
-            or not math.isfinite(t)):
+    C-contiguous, aligned, writeable ndarrays of shape (nv,) or (B, nv), ``tau`` the same or
+    None, a finite ``t``); ``None`` otherwise (the caller then checks them the long way)."""
+    if (q.__class__ is not _NDARRAY or qd.__class__ is not _NDARRAY
+            or q.dtype is not _F8 or qd.dtype is not _F8):
         return None
     shape = q.shape
-    if (q.dtype != np.float64 or qd.dtype != np.float64 or len(shape) > 2 or qd.shape != shape
-            or shape[-1] != nv or not (q.flags.c_contiguous and qd.flags.c_contiguous)
-            or not (q.flags.writeable and qd.flags.writeable)):
+    if (qd.shape != shape or shape[-1] != nv or len(shape) > 2 or not q.flags.carray
+            or not qd.flags.carray or (t.__class__ is not float and t.__class__ is not int)
+            or not math.isfinite(t)):
         return None
     if tau is None:
         tau = np.zeros(shape)
-    elif (type(tau) is not np.ndarray or tau.shape != shape or tau.dtype != np.float64
-          or not tau.flags.c_contiguous or not tau.flags.writeable):
+    elif (tau.__class__ is not _NDARRAY or tau.dtype is not _F8 or tau.shape != shape
+          or not tau.flags.carray):
         return None
     if len(shape) == 1:
-        return q[None], qd[None], tau[None], True
+        return q.reshape(1, nv), qd.reshape(1, nv), tau.reshape(1, nv), True
     return q, qd, tau, False
 
 
@@ -200,7 +205,60 @@ def _fold(Ma, rho, dest):
 
 
 @nb.njit(**_OPTS)
-def _kinematics(ints, geo, body, gravity, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v):
+def _workspace(ints, geo, body):
+    """Every work array of a kernel carved out of one allocation; ``R0`` and ``J0`` (the
+    joints' fixed orientations and the bodies' inertias as 3x3 matrices) filled in."""
+    m, n1 = ints.shape[0], body.shape[0]
+    buf = np.zeros(n1 * 108 + m * 34 + 144)
+    at = 0
+    A = buf[at:at + n1 * 9].reshape((n1, 3, 3))
+    at += n1 * 9
+    om = buf[at:at + n1 * 3].reshape((n1, 3))
+    at += n1 * 3
+    Ms = buf[at:at + n1 * 36].reshape((n1, 6, 6))
+    at += n1 * 36
+    Qs = buf[at:at + n1 * 6].reshape((n1, 6))
+    at += n1 * 6
+    w = buf[at:at + n1 * 6].reshape((n1, 6))
+    at += n1 * 6
+    f = buf[at:at + n1 * 6].reshape((n1, 6))
+    at += n1 * 6
+    Ic = buf[at:at + n1 * 36].reshape((n1, 6, 6))
+    at += n1 * 36
+    J0 = buf[at:at + n1 * 9].reshape((n1, 3, 3))
+    at += n1 * 9
+    rho = buf[at:at + m * 3].reshape((m, 3))
+    at += m * 3
+    S = buf[at:at + m * 6].reshape((m, 6))
+    at += m * 6
+    w0 = buf[at:at + m * 6].reshape((m, 6))
+    at += m * 6
+    U = buf[at:at + m]
+    at += m
+    R0 = buf[at:at + m * 9].reshape((m, 3, 3))
+    at += m * 9
+    t3 = buf[at:at + 27].reshape((3, 3, 3))
+    at += 27
+    v = buf[at:at + 27].reshape((9, 3))
+    at += 27
+    t6 = buf[at:at + 18].reshape((3, 6))
+    at += 18
+    Ma = buf[at:at + 36].reshape((6, 6))
+    at += 36
+    F = buf[at:at + 6]
+    for i in range(m):
+        for r in range(3):
+            for c in range(3):
+                R0[i, r, c] = geo[i, 3 + 3 * r + c]
+    for i in range(1, n1):
+        for r in range(3):
+            for c in range(3):
+                J0[i, r, c] = body[i, 1 + 3 * r + c]
+    return A, om, Ms, Qs, w, f, Ic, rho, S, w0, U, R0, J0, t3, v, t6, Ma, F
+
+
+@nb.njit(**_OPTS)
+def _kinematics(ints, geo, body, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v):
     """Outward pass shared by the recursions: orientations ``A`` and angular velocities
     ``om`` of the bodies, and per joint ``rho`` (parent's centre -> child's), ``S_k`` and
     ``w0_k`` of (3.174), ``w_k = C_k w_p + S_k qdd_k + w0_k``; per body ``M_k`` and ``Q_k``
@@ -292,18 +350,18 @@ def _kinematics(ints, geo, body, gravity, q, qd, A, om, Ms, Qs, rho, S, w0, R0, 
         _matvec(J, wc, h)
         _cross(wc, h, a0)
         for k in range(3):
-            Qs[c, k] = body[c, 0] * gravity[k]
+            Qs[c, k] = body[c, 0] * body[0, 1 + k]           # m g
             Qs[c, k + 3] = -a0[k]
 
 
 @nb.njit(**_OPTS)
-def _vereshchagin_one(ints, geo, body, gravity, q, qd, tau, qdd, A, om, Ms, Qs, w, rho, S,
-                      w0, U, R0, J0, t3, v, t6, Ma):
+def _vereshchagin_one(ints, geo, body, q, qd, tau, qdd, A, om, Ms, Qs, w, rho, S, w0, U, R0,
+                      J0, t3, v, t6, Ma):
     """One configuration: Yudintsev (3.172)-(3.179), the course's chapter 4."""
     m = ints.shape[0]
     h = v[8]
     r6, MS, g6 = t6[0], t6[1], t6[2]
-    _kinematics(ints, geo, body, gravity, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v)
+    _kinematics(ints, geo, body, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v)
     for r in range(6):
         w[0, r] = 0.0
     # ---- inward (3.178)-(3.179): fold the articulated M*_k, Q*_k into the parent
@@ -354,38 +412,16 @@ def _vereshchagin_one(ints, geo, body, gravity, q, qd, tau, qdd, A, om, Ms, Qs, 
 
 
 @nb.njit(**_OPTS)
-def vereshchagin_forward(ints, geo, body, gravity, q, qd, tau, qdd):
+def vereshchagin_forward(ints, geo, body, q, qd, tau, qdd):
     """Vereshchagin's recursion for a batch: ``q`` (B, nq), ``qd``, ``tau`` (B, nv) into
     ``qdd`` (B, nv). Returns False if any input or output is not finite (the caller then
     takes the checked route, which names the culprit)."""
-    m, n1 = ints.shape[0], body.shape[0]
-    A = np.empty((n1, 3, 3))
-    om = np.empty((n1, 3))
-    Ms = np.empty((n1, 6, 6))
-    Qs = np.empty((n1, 6))
-    w = np.empty((n1, 6))
-    rho = np.empty((m, 3))
-    S = np.zeros((m, 6))
-    w0 = np.empty((m, 6))
-    U = np.empty(m)
-    R0 = np.empty((m, 3, 3))
-    J0 = np.empty((n1, 3, 3))
-    for i in range(m):
-        for r in range(3):
-            for c in range(3):
-                R0[i, r, c] = geo[i, 3 + 3 * r + c]
-    for i in range(n1):
-        for r in range(3):
-            for c in range(3):
-                J0[i, r, c] = body[i, 1 + 3 * r + c]
-    t3 = np.empty((3, 3, 3))
-    v = np.empty((9, 3))
-    t6 = np.empty((3, 6))
-    Ma = np.empty((6, 6))
+    A, om, Ms, Qs, w, f, Ic, rho, S, w0, U, R0, J0, t3, v, t6, Ma, F = _workspace(ints, geo,
+                                                                                 body)
     ok = True
     for b in range(q.shape[0]):
-        _vereshchagin_one(ints, geo, body, gravity, q[b], qd[b], tau[b], qdd[b], A, om, Ms,
-                          Qs, w, rho, S, w0, U, R0, J0, t3, v, t6, Ma)
+        _vereshchagin_one(ints, geo, body, q[b], qd[b], tau[b], qdd[b], A, om, Ms, Qs, w, rho,
+                          S, w0, U, R0, J0, t3, v, t6, Ma)
         for k in range(qdd.shape[1]):
             if not np.isfinite(qdd[b, k]):
                 ok = False
@@ -394,14 +430,14 @@ def vereshchagin_forward(ints, geo, body, gravity, q, qd, tau, qdd):
 
 # ---------------------------------------------------------------- the tree equations
 @nb.njit(**_OPTS)
-def _tree_one(ints, geo, body, gravity, q, qd, H, hb, A, om, Ms, Qs, w, rho, S, w0, R0, J0,
-              t3, v, f, Ic, F, Ma, up):
+def _tree_one(ints, geo, body, q, qd, H, hb, A, om, Ms, Qs, w, rho, S, w0, R0, J0, t3, v, f,
+              Ic, F, Ma, up):
     """``A q'' = B`` of chapter 3 for one configuration, assembled in ``O(n d)`` (``d`` the
     depth): the mass matrix by composite bodies, ``H_ij = S_i^T (C^T ... I_j S_j)``, and the
     velocity and gravity terms ``hb`` by one outward and one inward pass with ``q'' = 0``
     (so ``B = tau - hb``). The same matrices as ``mb.tree``'s ``Phi m Phi^T`` assembly."""
     m = ints.shape[0]
-    _kinematics(ints, geo, body, gravity, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v)
+    _kinematics(ints, geo, body, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v)
     h = v[8]
     for r in range(6):
         w[0, r] = 0.0
@@ -488,42 +524,20 @@ def _cholesky_solve(H, b):
 
 
 @nb.njit(**_OPTS)
-def tree_forward(ints, geo, body, gravity, q, qd, tau, qdd):
+def tree_forward(ints, geo, body, q, qd, tau, qdd):
     """The tree equations ``A q'' = B`` (chapter 3) for a batch, assembled by composite
     bodies and solved by Cholesky: ``q`` (B, nq), ``qd``, ``tau`` (B, nv) into ``qdd``.
     Returns False if a mass matrix is not positive definite or a value is not finite."""
-    m, n1, nv = ints.shape[0], body.shape[0], qd.shape[1]
-    A = np.empty((n1, 3, 3))
-    om = np.empty((n1, 3))
-    Ms = np.empty((n1, 6, 6))
-    Qs = np.empty((n1, 6))
-    w = np.empty((n1, 6))
-    f = np.empty((n1, 6))
-    Ic = np.empty((n1, 6, 6))
-    rho = np.empty((m, 3))
-    S = np.zeros((m, 6))
-    w0 = np.empty((m, 6))
-    R0 = np.empty((m, 3, 3))
-    J0 = np.empty((n1, 3, 3))
-    up = np.zeros(n1, dtype=np.int64)
-    for i in range(m):
-        for r in range(3):
-            for c in range(3):
-                R0[i, r, c] = geo[i, 3 + 3 * r + c]
-    for i in range(n1):
-        for r in range(3):
-            for c in range(3):
-                J0[i, r, c] = body[i, 1 + 3 * r + c]
-    t3 = np.empty((3, 3, 3))
-    v = np.empty((9, 3))
-    F = np.empty(6)
-    Ma = np.empty((6, 6))
+    nv = qd.shape[1]
+    A, om, Ms, Qs, w, f, Ic, rho, S, w0, U, R0, J0, t3, v, t6, Ma, F = _workspace(ints, geo,
+                                                                                 body)
+    up = np.zeros(body.shape[0], dtype=np.int64)
     H = np.empty((nv, nv))
     hb = np.empty(nv)
     ok = True
     for b in range(q.shape[0]):
-        _tree_one(ints, geo, body, gravity, q[b], qd[b], H, hb, A, om, Ms, Qs, w, rho, S, w0,
-                  R0, J0, t3, v, f, Ic, F, Ma, up)
+        _tree_one(ints, geo, body, q[b], qd[b], H, hb, A, om, Ms, Qs, w, rho, S, w0, R0, J0,
+                  t3, v, f, Ic, F, Ma, up)
         for k in range(nv):
             qdd[b, k] = tau[b, k] - hb[k]
         if not _cholesky_solve(H, qdd[b]):
@@ -535,38 +549,15 @@ def tree_forward(ints, geo, body, gravity, q, qd, tau, qdd):
 
 
 @nb.njit(**_OPTS)
-def tree_matrices(ints, geo, body, gravity, q, qd, H, hb):
+def tree_matrices(ints, geo, body, q, qd, H, hb):
     """Mass matrices ``H`` (B, nv, nv) and velocity-and-gravity terms ``hb`` (B, nv) of the
     tree equations (``A = H``, ``B = tau - hb``), by composite bodies."""
-    m, n1 = ints.shape[0], body.shape[0]
-    A = np.empty((n1, 3, 3))
-    om = np.empty((n1, 3))
-    Ms = np.empty((n1, 6, 6))
-    Qs = np.empty((n1, 6))
-    w = np.empty((n1, 6))
-    f = np.empty((n1, 6))
-    Ic = np.empty((n1, 6, 6))
-    rho = np.empty((m, 3))
-    S = np.zeros((m, 6))
-    w0 = np.empty((m, 6))
-    R0 = np.empty((m, 3, 3))
-    J0 = np.empty((n1, 3, 3))
-    up = np.zeros(n1, dtype=np.int64)
-    for i in range(m):
-        for r in range(3):
-            for c in range(3):
-                R0[i, r, c] = geo[i, 3 + 3 * r + c]
-    for i in range(n1):
-        for r in range(3):
-            for c in range(3):
-                J0[i, r, c] = body[i, 1 + 3 * r + c]
-    t3 = np.empty((3, 3, 3))
-    v = np.empty((9, 3))
-    F = np.empty(6)
-    Ma = np.empty((6, 6))
+    A, om, Ms, Qs, w, f, Ic, rho, S, w0, U, R0, J0, t3, v, t6, Ma, F = _workspace(ints, geo,
+                                                                                 body)
+    up = np.zeros(body.shape[0], dtype=np.int64)
     for b in range(q.shape[0]):
-        _tree_one(ints, geo, body, gravity, q[b], qd[b], H[b], hb[b], A, om, Ms, Qs, w, rho, S,
-                  w0, R0, J0, t3, v, f, Ic, F, Ma, up)
+        _tree_one(ints, geo, body, q[b], qd[b], H[b], hb[b], A, om, Ms, Qs, w, rho, S, w0, R0,
+                  J0, t3, v, f, Ic, F, Ma, up)
 
 
 # ---------------------------------------------------------------- batches on every core
@@ -575,7 +566,7 @@ PARALLEL_BATCH = 64
 
 
 @nb.njit(parallel=True, **_OPTS)
-def _split(kernel_id, threads, ints, geo, body, gravity, q, qd, tau, qdd):
+def _split(kernel_id, threads, ints, geo, body, q, qd, tau, qdd):
     """Run a kernel on ``threads`` contiguous slices of the batch, in parallel."""
     B = q.shape[0]
     chunk = (B + threads - 1) // threads
@@ -585,18 +576,20 @@ def _split(kernel_id, threads, ints, geo, body, gravity, q, qd, tau, qdd):
         hi = min(B, lo + chunk)
         if lo < hi:
             if kernel_id == 0:
-                ok[t] = vereshchagin_forward(ints, geo, body, gravity, q[lo:hi], qd[lo:hi],
-                                             tau[lo:hi], qdd[lo:hi])
+                ok[t] = vereshchagin_forward(ints, geo, body, q[lo:hi], qd[lo:hi], tau[lo:hi],
+                                             qdd[lo:hi])
             else:
-                ok[t] = tree_forward(ints, geo, body, gravity, q[lo:hi], qd[lo:hi],
-                                     tau[lo:hi], qdd[lo:hi])
+                ok[t] = tree_forward(ints, geo, body, q[lo:hi], qd[lo:hi], tau[lo:hi],
+                                     qdd[lo:hi])
     return ok.all()
 
 
-def run(kernel, data, q, qd, tau, qdd):
-    """Call ``kernel`` (:func:`vereshchagin_forward` or :func:`tree_forward`) on a batch,
-    on every core when the batch has at least :data:`PARALLEL_BATCH` configurations."""
+def run(kernel, data, q, qd, tau, qdd, gravity=True):
+    """Call ``kernel`` (:func:`vereshchagin_forward` or :func:`tree_forward`) with a model's
+    :func:`model_data` on a batch, on every core when the batch has at least
+    :data:`PARALLEL_BATCH` configurations; ``gravity=False`` switches gravity off."""
+    body = data[2] if gravity else data[3]
     if q.shape[0] >= PARALLEL_BATCH:
         return _split(0 if kernel is vereshchagin_forward else 1, nb.get_num_threads(),
-                      *data[:4], q, qd, tau, qdd)
-    return kernel(*data[:4], q, qd, tau, qdd)
+                      data[0], data[1], body, q, qd, tau, qdd)
+    return kernel(data[0], data[1], body, q, qd, tau, qdd)

@@ -87,7 +87,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from . import sim as _sim
-from .compiled import fast_arrays, model_data, state_arrays, vereshchagin_forward
+from .compiled import fast_arrays, model_data, run, state_arrays, vereshchagin_forward
 from .errors import ShapeError, SingularSystemError
 from .spatial import cross, mv, skew, transpose
 
@@ -98,8 +98,6 @@ __all__ = ["SOLVERS", "ImpulseData", "prepare", "momenta", "velocities", "pdot",
 SOLVERS = ("sweep", "cholesky")
 
 _E3 = np.eye(3)
-_NO_GRAVITY = np.zeros(3)
-_NO_GRAVITY.flags.writeable = False
 
 
 # ------------------------------------------------------------------ prepared data
@@ -511,13 +509,13 @@ def velocities(model, q, p, *, t=0.0, solver="sweep", return_momenta=False):
         fast = fast_arrays(kernel[4], q, p, None, t)
         if fast is not None:
             out = np.empty(fast[1].shape)
-            if vereshchagin_forward(*kernel[:3], _NO_GRAVITY, fast[0], fast[2], fast[1], out):
+            if run(vereshchagin_forward, kernel, fast[0], fast[2], fast[1], out, gravity=False):
                 return out[0] if fast[3] else out
     state = _momentum_state(model, q, p, t=t)
     if kernel is not None:
         out = np.empty(state.qd.shape)
         q2, p2, _ = state_arrays(state)
-        if vereshchagin_forward(*kernel[:3], _NO_GRAVITY, q2, np.zeros_like(p2), p2, out):
+        if run(vereshchagin_forward, kernel, q2, np.zeros_like(p2), p2, out, gravity=False):
             return state.result(out, "mb.poisson.velocities")
     with np.errstate(over="ignore", invalid="ignore"):
         _, _, _, qd, _, mu = _solve(model, state, solver)

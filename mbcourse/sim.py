@@ -56,10 +56,14 @@ class SimData:
     damped : bool
         Whether any spring or joint spring has damping: then the integrated state also
         carries the dissipated energy.
+    quaternions : bool
+        Whether any joint has a quaternion (then ``dq/dt`` differs from ``qd`` and the
+        state is renormalized on every evaluation).
     """
 
     loop_joints: tuple
     damped: bool
+    quaternions: bool = False
 
 
 def prepare(model):
@@ -71,14 +75,15 @@ def prepare(model):
     >>> prepare(mb.models.crank_slider()).loop_joints
     ('B',)
     >>> prepare(mb.models.double_pendulum())
-    SimData(loop_joints=(), damped=False)
+    SimData(loop_joints=(), damped=False, quaternions=False)
     """
     def build():
         g = model.graph
         cut = () if g.is_tree else tuple(model.joints[a].name for a in g.spanning_tree()[1])
         damped = (any(s.damping > 0 for s in model.springs)
                   or any(np.any(s.damping > 0) for s in model.joint_springs))
-        return SimData(loop_joints=cut, damped=bool(damped))
+        quaternions = any(j.quaternion is not None for j in model.joints)
+        return SimData(loop_joints=cut, damped=bool(damped), quaternions=quaternions)
 
     return model.prepared("sim", build)
 
@@ -302,6 +307,27 @@ def simulate(model, forward_dynamics, t_span, q0, qd0, tau=None, *, method="DOP8
     t0, t1, q0, qd0, tau_fn = initial_state(model, t_span, q0, qd0, tau)
     nq, nv = model.nq, model.nv
 
+    if not (data.quaternions or data.damped or tau_fn is not None):
+        def rhs(t, y):  # dq/dt = qd: no quaternion to renormalize, nothing to add
+            out = np.empty(nq + nv)
+            out[:nq] = y[nq:]
+            out[nq:] = forward_dynamics(model, y[:nq], y[nq:], None, t=t, **options)
+            return out
+    else:
+        rhs = _full_rhs(model, forward_dynamics, data, tau_fn, options)
+    y0 = np.concatenate([q0, qd0] + ([np.zeros(1)] if data.damped else []))
+    sol = solve_ivp(rhs, (t0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
+                    max_step=max_step, dense_output=dense_output)
+    if sol.status < 0:
+        raise ShapeError(f"the integration failed: {sol.message}")
+    q = model.normalize_q(sol.y[:nq].T)
+    dissipated = sol.y[-1] if data.damped else None
+    return Trajectory(model, sol.t, q, sol.y[nq:nq + nv].T, sol, dissipated)
+
+
+def _full_rhs(model, forward_dynamics, data, tau_fn, options):
+    nq, nv = model.nq, model.nv
+
     def rhs(t, y):
         q = model.normalize_q(y[:nq])
         qd = y[nq:nq + nv]
@@ -311,11 +337,4 @@ def simulate(model, forward_dynamics, t_span, q0, qd0, tau=None, *, method="DOP8
             parts.append(-np.atleast_1d(model.damping_power(q, qd, t)))
         return np.concatenate(parts)
 
-    y0 = np.concatenate([q0, qd0] + ([np.zeros(1)] if data.damped else []))
-    sol = solve_ivp(rhs, (t0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
-                    max_step=max_step, dense_output=dense_output)
-    if sol.status < 0:
-        raise ShapeError(f"the integration failed: {sol.message}")
-    q = model.normalize_q(sol.y[:nq].T)
-    dissipated = sol.y[-1] if data.damped else None
-    return Trajectory(model, sol.t, q, sol.y[nq:nq + nv].T, sol, dissipated)
+    return rhs

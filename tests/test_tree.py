@@ -259,7 +259,7 @@ def test_compiled_tree_equations_equal_the_numpy_assembly():
         q, qd, tau = rng.normal(size=(3, 4, model.nv))
         H = np.empty((4, model.nv, model.nv))
         hb = np.empty((4, model.nv))
-        compiled.tree_matrices(*data[:4], q, qd, H, hb)
+        compiled.tree_matrices(*data[:3], q, qd, H, hb)
         np.testing.assert_allclose(H, mb.tree.mass_matrix(model, q), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(-hb, mb.tree.bias_forces(model, q, qd), rtol=1e-11,
                                    atol=1e-11)
