@@ -77,6 +77,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/simulate.py
 
 # Homework (README.md, "For instructors: homework"): nbgrader
 # releases every assignment into _build/homework/release/, autogrades three synthetic

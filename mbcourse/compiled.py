@@ -31,6 +31,7 @@ __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "pack_chain", "model_data", "fast_ar
 
 REVOLUTE, PRISMATIC, WELD = 0, 1, 2
 _NDARRAY = np.ndarray
+_REAL = (float, int, np.floating, np.integer)
 _F8 = np.dtype(np.float64)
 
 #: What a first call costs (measured on the reference machine, see benchmarks/).
@@ -126,7 +127,7 @@ def fast_arrays(nv, q, qd, tau, t):
         return None
     shape = q.shape
     if (qd.shape != shape or shape[-1] != nv or len(shape) > 2 or not q.flags.carray
-            or not qd.flags.carray or (t.__class__ is not float and t.__class__ is not int)
+            or not qd.flags.carray or not isinstance(t, _REAL) or t.__class__ is bool
             or not math.isfinite(t)):
         return None
     if tau is None:

@@ -36,6 +36,9 @@ from .errors import ModelError
 
 __all__ = ["SymbolicModel", "derive", "mass_matrix", "lambdify"]
 
+#: Largest entry of ``H`` (in sympy operations) that ``derive(simplify=True)`` simplifies.
+_SIMPLIFY_OPS = 300
+
 
 def _exact(x):
     import sympy as sp
@@ -60,7 +63,9 @@ class SymbolicModel:
     q, qd : lists of sympy Symbols (``q1..qN``, ``dq1..dqN``)
     H : sympy Matrix (N, N), the mass matrix
     T, U : kinetic and potential energy
-    h : sympy Matrix (N, 1), velocity-product forces ``dH/dt qd - dT/dq``
+    h : sympy Matrix (N, 1), velocity-product forces ``dH/dt qd - dT/dq``, computed body by
+        body in Kane's form ``m Jv^T (dJv/dt qd) + Jw^T (I dJw/dt qd + w x I w)`` (the same
+        vector, with far smaller expressions than differentiating ``T``)
     Q : sympy Matrix (N, 1), generalized applied forces ``-dU/dq`` (gravity, springs) plus
         those of constant loads
     positions : list of sympy Matrix, centres of mass of bodies 1..n
@@ -94,7 +99,10 @@ def derive(model, parameters=None, simplify=True):
     parameters : dict, optional
         Symbols to use instead of the model's numbers (see the module docstring).
     simplify : bool
-        Simplify ``H`` entry by entry (``expand`` then ``trigsimp``).
+        Simplify ``H`` entry by entry (``expand`` then ``trigsimp``), where it pays: entries
+        of more than ``_SIMPLIFY_OPS`` operations are kept as they are (``trigsimp`` of a
+        six-joint arm's entries takes many minutes; :func:`lambdify` removes their common
+        subexpressions instead).
 
     Returns
     -------
@@ -161,8 +169,14 @@ def derive(model, parameters=None, simplify=True):
             for k, col in enumerate(cols):
                 Jw[i][:, col] -= A[i] * P[:, k]
     H = sp.zeros(N, N)
+    h = sp.zeros(N, 1)
     U = sp.Integer(0)
     gvec = _vec(model.gravity)
+    qdv = sp.Matrix(qd)
+
+    def rate(x):  # d/dt of an expression of q alone, along qd
+        return x.applyfunc(lambda e: sum(sp.diff(e, qk) * dqk for qk, dqk in zip(q, qd)))
+
     for body in model.bodies[1:]:
         k = body.index
         mass = _exact(params.get(f"{body.name}.mass", body.mass))
@@ -170,15 +184,18 @@ def derive(model, parameters=None, simplify=True):
         Jb = sp.diag(*[_exact(x) for x in Jb]) if np.ndim(Jb) == 1 else \
             sp.Matrix(3, 3, [_exact(x) for x in np.asarray(Jb, dtype=object).ravel()])
         Jv = r[k].jacobian(q)
-        H += mass * Jv.T * Jv + Jw[k].T * (A[k] * Jb * A[k].T) * Jw[k]
+        I_k = A[k] * Jb * A[k].T                   # inertia tensor in inertial axes
+        H += mass * Jv.T * Jv + Jw[k].T * I_k * Jw[k]
+        # the velocity-product forces body by body (Kane's form of dH/dt qd - dT/dq):
+        # h += m Jv^T (dJv/dt qd) + Jw^T (I (dJw/dt qd) + w x I w)
+        v, w = Jv * qdv, Jw[k] * qdv
+        h += mass * Jv.T * rate(v) + Jw[k].T * (I_k * rate(w) + w.cross(I_k * w))
         U += -mass * (gvec.T * r[k])[0]
     U += _spring_energy(model, q, r, A)
-    if simplify:
-        H = H.applyfunc(lambda e: sp.trigsimp(sp.expand(e)))
-    qdv = sp.Matrix(qd)
+    if simplify:   # only where it pays: trigsimp's cost explodes on large entries
+        H = H.applyfunc(lambda e: sp.trigsimp(sp.expand(e))
+                        if sp.count_ops(e) <= _SIMPLIFY_OPS else e)
     T = (qdv.T * H * qdv)[0] / 2
-    Hdot = H.applyfunc(lambda e: sum(sp.diff(e, qk) * dqk for qk, dqk in zip(q, qd)))
-    h = Hdot * qdv - sp.Matrix([sp.diff(T, qk) for qk in q])
     Q = sp.Matrix([-sp.diff(U, qk) for qk in q]) + _load_forces(model, q, r, A, Jw)
     return SymbolicModel(q, qd, H, T, U, h, Q, [r[k] for k in range(1, n + 1)])
 
@@ -254,8 +271,13 @@ def mass_matrix(model, parameters=None, simplify=True):
     return s.H, s.q
 
 
-def lambdify(sym):
+def lambdify(sym, cse=True):
     """NumPy functions ``mass_matrix(q)`` and ``forward_dynamics(q, qd, tau=None)``.
+
+    Both accept one configuration, shape (N,), or a batch, shape (..., N). The expressions
+    of ``H`` and of ``Q - h`` go through common-subexpression elimination (``cse=True``) and
+    become two functions each: one on Python floats with the ``math`` module (a single
+    configuration: no per-operation NumPy overhead) and one on NumPy arrays (a batch).
 
     Examples
     --------
@@ -265,23 +287,54 @@ def lambdify(sym):
     >>> bool(np.allclose(fns.forward_dynamics([0.3, 0.2], [1.0, -0.5]),
     ...                  mb.tree.forward_dynamics(model, [0.3, 0.2], [1.0, -0.5])))
     True
+    >>> fns.forward_dynamics(np.zeros((4, 2)), np.zeros((4, 2))).shape
+    (4, 2)
     """
     import sympy as sp
 
-    Hf = sp.lambdify([sym.q], sym.H, "numpy")
-    rhs = sp.lambdify([sym.q, sym.qd], sym.Q - sym.h, "numpy")
+    N = len(sym.q)
+    H_flat = [sym.H[i, j] for i in range(N) for j in range(i, N)]   # upper triangle
+    b_flat = list(sym.Q - sym.h)
+    args = list(sym.q) + list(sym.qd)
+    scalar = sp.lambdify(args, H_flat + b_flat, "math", cse=cse)
+    vector = sp.lambdify(args, H_flat + b_flat, "numpy", cse=cse)
+    upper = np.triu_indices(N)
+    nH = len(H_flat)
+
+    def evaluate(q, qd):
+        q = np.asarray(q, dtype=float)
+        qd = np.asarray(qd, dtype=float)
+        if q.shape[-1:] != (N,) or qd.shape[-1:] != (N,):
+            raise ModelError(f"q and qd must have shape ({N},) or (..., {N}), got {q.shape} "
+                             f"and {qd.shape}")
+        batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1])
+        if batch == ():
+            values = np.array(scalar(*q.tolist(), *qd.tolist()), dtype=float)
+            H = np.empty((N, N))
+            H[upper] = values[:nH]
+            H.T[upper] = values[:nH]
+            return H, values[nH:]
+        q = np.broadcast_to(q, batch + (N,))
+        qd = np.broadcast_to(qd, batch + (N,))
+        values = vector(*np.moveaxis(q, -1, 0), *np.moveaxis(qd, -1, 0))
+        values = np.stack([np.broadcast_to(np.asarray(v, dtype=float), batch) for v in values],
+                          axis=-1)
+        H = np.empty(batch + (N, N))
+        H[..., upper[0], upper[1]] = values[..., :nH]
+        H[..., upper[1], upper[0]] = values[..., :nH]
+        return H, values[..., nH:]
 
     class Functions:
         @staticmethod
         def mass_matrix(q):
-            return np.array(Hf(np.asarray(q, dtype=float)), dtype=float)
+            q = np.asarray(q, dtype=float)
+            return evaluate(q, np.zeros(q.shape))[0]
 
         @staticmethod
         def forward_dynamics(q, qd, tau=None):
-            q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
-            b = np.array(rhs(q, qd), dtype=float).ravel()
+            H, b = evaluate(q, qd)
             if tau is not None:
                 b = b + np.asarray(tau, dtype=float)
-            return np.linalg.solve(np.array(Hf(q), dtype=float), b)
+            return np.linalg.solve(H, b[..., None])[..., 0]
 
     return Functions()

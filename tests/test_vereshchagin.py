@@ -269,3 +269,13 @@ def test_compiled_recursion_refuses_and_falls_back_cleanly():
     np.testing.assert_allclose(after, mb.vereshchagin.forward_dynamics(
         m2, np.zeros(2), np.zeros(2), compiled=False), atol=1e-12)
     assert not np.allclose(before, after)
+
+
+def test_compiled_path_checks_time_like_the_checked_route():
+    model = _kernel_model(np.random.default_rng(80), 2)
+    q = np.zeros(2)
+    for bad in (True, float("nan"), "0", 1j):
+        with pytest.raises(mb.ShapeError, match="t must be a finite real number"):
+            mb.vereshchagin.forward_dynamics(model, q, q, t=bad)
+    a = mb.vereshchagin.forward_dynamics(model, q, q, t=np.float64(0.5))
+    np.testing.assert_array_equal(a, mb.vereshchagin.forward_dynamics(model, q, q, t=0.5))
