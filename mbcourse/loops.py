@@ -171,9 +171,9 @@ class LoopData:
 
 def _cut_indices(model, cut):
     g = model.graph
-    if cut is None:
-        _, arcs = g.spanning_tree()
-        return tuple(int(a) for a in arcs)
+    if cut is None:   # the default cut, once per model version
+        return model.prepared(("loops", "default cut"),
+                              lambda: tuple(int(a) for a in g.spanning_tree()[1]))
     if isinstance(cut, (str, int, np.integer)):
         cut = [cut]
     arcs = sorted({model.joints.index(model.joint(c)) if isinstance(c, str) else
