@@ -279,3 +279,20 @@ def test_compiled_path_checks_time_like_the_checked_route():
             mb.vereshchagin.forward_dynamics(model, q, q, t=bad)
     a = mb.vereshchagin.forward_dynamics(model, q, q, t=np.float64(0.5))
     np.testing.assert_array_equal(a, mb.vereshchagin.forward_dynamics(model, q, q, t=0.5))
+
+
+def test_compiled_batches_split_over_the_cores_equal_the_numpy_recursion():
+    from mbcourse import compiled
+    rng = np.random.default_rng(81)
+    model = _kernel_model(rng, 6, (3,), (5,))
+    B = compiled.PARALLEL_BATCH + 37                    # runs the parallel kernel, uneven slices
+    q, qd, tau = rng.normal(size=(3, B, model.nv))
+    for fd in (mb.vereshchagin.forward_dynamics, mb.tree.forward_dynamics):
+        np.testing.assert_allclose(fd(model, q, qd, tau), fd(model, q, qd, tau, compiled=False),
+                                   rtol=1e-10, atol=1e-10)
+    p, _ = mb.poisson.momenta(model, q, qd)
+    np.testing.assert_allclose(mb.poisson.velocities(model, q, p), qd, rtol=1e-10, atol=1e-10)
+    # a NaN in one configuration of a large batch is still named by the checked route
+    q[50, 2] = np.nan
+    with pytest.raises(mb.ShapeError, match=r"q\[50, 2\]"):
+        mb.vereshchagin.forward_dynamics(model, q, qd, tau)
