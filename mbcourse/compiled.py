@@ -26,7 +26,7 @@ import numpy as np
 from .errors import TopologyError
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "pack_chain", "model_data", "fast_arrays",
-           "state_arrays", "run", "PARALLEL_BATCH",
+           "state_arrays", "run", "PARALLEL_BATCH", "cartesian_forward",
            "vereshchagin_forward", "tree_forward", "tree_matrices", "COMPILE_NOTE"]
 
 REVOLUTE, PRISMATIC, WELD = 0, 1, 2
@@ -561,6 +561,331 @@ def tree_matrices(ints, geo, body, q, qd, H, hb):
                   J0, t3, v, f, Ic, F, Ma, up)
 
 
+# ---------------------------------------------------------------- chapter 2: absolute coordinates
+@nb.njit(**_OPTS)
+def _invert(A, n, out):
+    """``out[:n, :n] = A[:n, :n]^-1`` by Gauss-Jordan with partial pivoting (n <= 6); False if
+    singular."""
+    W = np.zeros((6, 12))
+    for r in range(n):
+        for c in range(n):
+            W[r, c] = A[r, c]
+        W[r, n + r] = 1.0
+    for c in range(n):
+        piv = c
+        for r in range(c + 1, n):
+            if abs(W[r, c]) > abs(W[piv, c]):
+                piv = r
+        if not abs(W[piv, c]) > 0.0:
+            return False
+        if piv != c:
+            for k in range(2 * n):
+                W[c, k], W[piv, k] = W[piv, k], W[c, k]
+        d = W[c, c]
+        for k in range(2 * n):
+            W[c, k] /= d
+        for r in range(n):
+            if r != c:
+                f = W[r, c]
+                if f != 0.0:
+                    for k in range(2 * n):
+                        W[r, k] -= f * W[c, k]
+    for r in range(n):
+        for c in range(n):
+            out[r, c] = W[r, n + c]
+    return True
+
+
+@nb.njit(**_OPTS)
+def _perpendicular(e, n1, n2):
+    """Two unit vectors completing ``e`` to a right-handed orthonormal basis."""
+    if abs(e[0]) < 0.9:
+        t0, t1, t2 = 1.0, 0.0, 0.0
+    else:
+        t0, t1, t2 = 0.0, 1.0, 0.0
+    n1[0] = e[1] * t2 - e[2] * t1
+    n1[1] = e[2] * t0 - e[0] * t2
+    n1[2] = e[0] * t1 - e[1] * t0
+    s = np.sqrt(n1[0] ** 2 + n1[1] ** 2 + n1[2] ** 2)
+    for k in range(3):
+        n1[k] /= s
+    _cross(e, n1, n2)
+
+
+@nb.njit(**_OPTS)
+def _cartesian_one(ints, geo, body, q, qd, tau, qdd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v,
+                   r, vel, X, G, gam, nr, Minv, Kinv, res, u, tmp6, tmpM):
+    """Chapter 2 for one configuration: every body free, M_k X_k = F_k + G_k^T lam (2.5)-(2.9),
+    each joint's rows G_c X_c + G_p X_p = gamma (2.22), the KKT system (2.49) solved by
+    block elimination in tree order from the leaves (Baraff's LDL^T without fill-in), then the
+    joint accelerations from the bodies' relative motion. Rows in inertial axes."""
+    m = ints.shape[0]
+    _kinematics(ints, geo, body, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v)
+    e, rc, ri, n1, n2, d, dd, h = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+    w_rel = v[8]
+    for k in range(3):
+        r[0, k] = 0.0
+        vel[0, k] = 0.0
+    for k in range(6):
+        X[0, k] = 0.0
+    # positions and velocities of the centres of mass; joint forces as wrench pairs
+    for i in range(m):
+        kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
+        _matvec(A[p], geo[i, 0:3], e)
+        _matvec(A[c], geo[i, 15:18], rc)                # child's centre -> joint point
+        for k in range(3):
+            ri[k] = rho[i, k] + rc[k]                   # parent's centre -> joint point
+            r[c, k] = r[p, k] + rho[i, k]
+        _cross(om[p], ri, h)
+        _cross(om[c], rc, d)
+        rate = qd[vk] if kind == 1 else 0.0
+        for k in range(3):
+            vel[c, k] = vel[p, k] + h[k] + e[k] * rate - d[k]
+        if kind == 0:                                   # a couple tau e
+            for k in range(3):
+                Qs[c, 3 + k] += tau[vk] * e[k]
+                Qs[p, 3 + k] -= tau[vk] * e[k]
+        elif kind == 1:                                 # a force tau e at the joint point
+            _cross(rc, e, h)
+            for k in range(3):
+                Qs[c, k] += tau[vk] * e[k]
+                Qs[c, 3 + k] += tau[vk] * h[k]
+            _cross(ri, e, h)
+            for k in range(3):
+                Qs[p, k] -= tau[vk] * e[k]
+                Qs[p, 3 + k] -= tau[vk] * h[k]
+    # the rows of every joint: G[i, 0] (child), G[i, 1] (parent), gamma
+    for i in range(m):
+        kind, p, c, qk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 3]
+        _matvec(A[p], geo[i, 0:3], e)
+        _matvec(A[c], geo[i, 15:18], rc)
+        _matvec(A[p], geo[i, 12:15], ri)                # parent's centre -> its joint point
+        for a in range(2):
+            for row in range(6):
+                for k in range(6):
+                    G[i, a, row, k] = 0.0
+        for k in range(6):
+            gam[i, k] = 0.0
+        for k in range(3):
+            w_rel[k] = om[c, k] - om[p, k]
+        nrow = 0
+        if kind != 1:                                   # the joint points coincide (3 rows)
+            _cross(om[c], rc, h)
+            _cross(om[c], h, dd)
+            _cross(om[p], ri, h)
+            _cross(om[p], h, d)
+            for k in range(3):
+                G[i, 0, k, k] = 1.0
+                G[i, 1, k, k] = -1.0
+                gam[i, k] = -dd[k] + d[k]
+            # angular parts: e_k . (eps x rho) = eps . (rho x e_k), child +, parent -
+            G[i, 0, 0, 4], G[i, 0, 0, 5] = rc[2], -rc[1]
+            G[i, 0, 1, 3], G[i, 0, 1, 5] = -rc[2], rc[0]
+            G[i, 0, 2, 3], G[i, 0, 2, 4] = rc[1], -rc[0]
+            G[i, 1, 0, 4], G[i, 1, 0, 5] = -ri[2], ri[1]
+            G[i, 1, 1, 3], G[i, 1, 1, 5] = ri[2], -ri[0]
+            G[i, 1, 2, 3], G[i, 1, 2, 4] = -ri[1], ri[0]
+            nrow = 3
+        if kind != 0:                                   # no relative rotation (3 rows)
+            for k in range(3):
+                G[i, 0, nrow + k, 3 + k] = 1.0
+                G[i, 1, nrow + k, 3 + k] = -1.0
+            nrow += 3
+        if kind < 2:                                    # two normals of the axis
+            _perpendicular(e, n1, n2)
+            for j in range(2):
+                n = n1 if j == 0 else n2
+                if kind == 0:                           # keep the axis: n . (w_c - w_p) = 0
+                    _cross(om[p], n, h)
+                    for k in range(3):
+                        G[i, 0, nrow, 3 + k] = n[k]
+                        G[i, 1, nrow, 3 + k] = -n[k]
+                    gam[i, nrow] = -(h[0] * w_rel[0] + h[1] * w_rel[1] + h[2] * w_rel[2])
+                else:                                   # the point stays on the line
+                    for k in range(3):
+                        d[k] = e[k] * q[qk]             # child's point - parent's point
+                    _cross(om[c], rc, h)
+                    _cross(om[p], ri, dd)
+                    for k in range(3):                  # d' = v_c + w_c x rc - v_p - w_p x ri
+                        dd[k] = vel[c, k] + h[k] - vel[p, k] - dd[k]
+                    _cross(rc, n, h)
+                    for k in range(3):
+                        G[i, 0, nrow, k] = n[k]
+                        G[i, 0, nrow, 3 + k] = h[k]
+                    _cross(ri, n, h)
+                    _cross(n, d, tmp6[0:3])
+                    for k in range(3):
+                        G[i, 1, nrow, k] = -n[k]
+                        G[i, 1, nrow, 3 + k] = -h[k] + tmp6[k]
+                    g = 0.0
+                    _cross(om[p], n, h)                 # w_p x n
+                    for k in range(3):
+                        g += 2.0 * h[k] * dd[k]
+                    _cross(om[p], h, tmp6[0:3])         # w_p x (w_p x n)
+                    for k in range(3):
+                        g += tmp6[k] * d[k]
+                    _cross(om[c], rc, h)
+                    _cross(om[c], h, tmp6[0:3])
+                    for k in range(3):
+                        g += n[k] * tmp6[k]
+                    _cross(om[p], ri, h)
+                    _cross(om[p], h, tmp6[0:3])
+                    for k in range(3):
+                        g -= n[k] * tmp6[k]
+                    gam[i, nrow] = -g
+                nrow += 1
+        nr[i] = nrow
+    # inward: X_c = M~_c^-1 (F~_c + G_c^T lam); the joint's rows give lam; fold into parent
+    ok = True
+    for i in range(m - 1, -1, -1):
+        p, c = ints[i, 1], ints[i, 2]
+        nrow = nr[i]
+        if not _invert(Ms[c], 6, Minv[i]):
+            ok = False
+        _matvec(Minv[i], Qs[c], u[i])                   # M~^-1 F~
+        for a in range(nrow):                           # K = G_c M~^-1 G_c^T
+            for k in range(6):
+                s = 0.0
+                for l in range(6):
+                    s += Minv[i, k, l] * G[i, 0, a, l]
+                tmpM[k, a] = s
+        for a in range(nrow):
+            for b in range(nrow):
+                s = 0.0
+                for k in range(6):
+                    s += G[i, 0, a, k] * tmpM[k, b]
+                Kinv[i, a, b] = s
+        if not _invert(Kinv[i], nrow, Kinv[i]):
+            ok = False
+        for a in range(nrow):                           # gamma - G_c M~^-1 F~
+            s = gam[i, a]
+            for k in range(6):
+                s -= G[i, 0, a, k] * u[i, k]
+            res[i, a] = s
+        if p > 0:                                       # M~_p += G_p^T K^-1 G_p, F~_p += ...
+            for a in range(nrow):
+                s = 0.0
+                for b in range(nrow):
+                    s += Kinv[i, a, b] * res[i, b]
+                tmp6[a] = s
+            for k in range(6):
+                for a in range(nrow):
+                    s = 0.0
+                    for b in range(nrow):
+                        s += Kinv[i, a, b] * G[i, 1, b, k]
+                    tmpM[a, k] = s
+            for k in range(6):
+                f = 0.0
+                for a in range(nrow):
+                    f += G[i, 1, a, k] * tmp6[a]
+                Qs[p, k] += f
+                for l in range(6):
+                    s = 0.0
+                    for a in range(nrow):
+                        s += G[i, 1, a, k] * tmpM[a, l]
+                    Ms[p, k, l] += s
+    # outward: lam = K^-1 (res - G_p X_p), X_c = u + M~^-1 G_c^T lam, then qdd
+    for i in range(m):
+        kind, p, c, qk, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 3], ints[i, 4]
+        nrow = nr[i]
+        for a in range(nrow):
+            s = res[i, a]
+            for k in range(6):
+                s -= G[i, 1, a, k] * X[p, k]
+            tmp6[a] = s
+        for k in range(6):
+            s = 0.0
+            for a in range(nrow):
+                lam = 0.0
+                for b in range(nrow):
+                    lam += Kinv[i, a, b] * tmp6[b]
+                s += G[i, 0, a, k] * lam
+            h6 = s
+            tmpM[0, k] = h6
+        for k in range(6):
+            s = u[i, k]
+            for l in range(6):
+                s += Minv[i, k, l] * tmpM[0, l]
+            X[c, k] = s
+        if kind == 2:
+            continue
+        _matvec(A[p], geo[i, 0:3], e)
+        if kind == 0:                                   # qdd = e . (eps_c - eps_p)
+            s = 0.0
+            for k in range(3):
+                s += e[k] * (X[c, 3 + k] - X[p, 3 + k])
+            qdd[vk] = s
+        else:                                           # the slide's relative acceleration
+            _matvec(A[c], geo[i, 15:18], rc)
+            _matvec(A[p], geo[i, 12:15], ri)
+            for k in range(3):
+                d[k] = e[k] * q[qk]
+            _cross(om[c], rc, h)
+            _cross(om[p], ri, dd)
+            for k in range(3):
+                dd[k] = vel[c, k] + h[k] - vel[p, k] - dd[k]       # d'
+            # d'' from the bodies: a_c + eps_c x rc + w_c x (w_c x rc) - (same for p, ri)
+            _cross(X[c, 3:], rc, h)
+            for k in range(3):
+                n1[k] = X[c, k] + h[k]
+            _cross(om[c], rc, h)
+            _cross(om[c], h, n2)
+            for k in range(3):
+                n1[k] += n2[k]
+            _cross(X[p, 3:], ri, h)
+            for k in range(3):
+                n1[k] -= X[p, k] + h[k]
+            _cross(om[p], ri, h)
+            _cross(om[p], h, n2)
+            for k in range(3):
+                n1[k] -= n2[k]
+            # qdd = e . (d'' - eps_p x d - w_p x d' - (w_p x e) qd)
+            _cross(X[p, 3:], d, h)
+            for k in range(3):
+                n1[k] -= h[k]
+            _cross(om[p], dd, h)
+            for k in range(3):
+                n1[k] -= h[k]
+            _cross(om[p], e, h)
+            s = 0.0
+            for k in range(3):
+                s += e[k] * (n1[k] - h[k] * qd[vk])
+            qdd[vk] = s
+    return ok
+
+
+@nb.njit(**_OPTS)
+def cartesian_forward(ints, geo, body, q, qd, tau, qdd):
+    """Chapter 2's absolute-coordinate equations for a batch (see :func:`_cartesian_one`):
+    ``q`` (B, nq), ``qd``, ``tau`` (B, nv) into ``qdd``. False if a value is not finite or a
+    block is singular."""
+    m, n1 = ints.shape[0], body.shape[0]
+    A, om, Ms, Qs, w, f, Ic, rho, S, w0, U, R0, J0, t3, v, t6, Ma, F = _workspace(ints, geo,
+                                                                                 body)
+    r = np.empty((n1, 3))
+    vel = np.empty((n1, 3))
+    X = np.empty((n1, 6))
+    G = np.empty((m, 2, 6, 6))
+    gam = np.empty((m, 6))
+    nr = np.empty(m, dtype=np.int64)
+    Minv = np.empty((m, 6, 6))
+    Kinv = np.empty((m, 6, 6))
+    res = np.empty((m, 6))
+    u = np.empty((m, 6))
+    tmp6 = np.empty(6)
+    tmpM = np.empty((6, 6))
+    ok = True
+    for b in range(q.shape[0]):
+        if not _cartesian_one(ints, geo, body, q[b], qd[b], tau[b], qdd[b], A, om, Ms, Qs,
+                              rho, S, w0, R0, J0, t3, v, r, vel, X, G, gam, nr, Minv, Kinv,
+                              res, u, tmp6, tmpM):
+            ok = False
+        for k in range(qdd.shape[1]):
+            if not np.isfinite(qdd[b, k]):
+                ok = False
+    return ok
+
+
 # ---------------------------------------------------------------- batches on every core
 #: Batches at least this large are split over the cores (numba's threads).
 PARALLEL_BATCH = 64
@@ -579,18 +904,22 @@ def _split(kernel_id, threads, ints, geo, body, q, qd, tau, qdd):
             if kernel_id == 0:
                 ok[t] = vereshchagin_forward(ints, geo, body, q[lo:hi], qd[lo:hi], tau[lo:hi],
                                              qdd[lo:hi])
-            else:
+            elif kernel_id == 1:
                 ok[t] = tree_forward(ints, geo, body, q[lo:hi], qd[lo:hi], tau[lo:hi],
                                      qdd[lo:hi])
+            else:
+                ok[t] = cartesian_forward(ints, geo, body, q[lo:hi], qd[lo:hi], tau[lo:hi],
+                                          qdd[lo:hi])
     return ok.all()
 
 
 def run(kernel, data, q, qd, tau, qdd, gravity=True):
-    """Call ``kernel`` (:func:`vereshchagin_forward` or :func:`tree_forward`) with a model's
+    """Call ``kernel`` (:func:`vereshchagin_forward`, :func:`tree_forward` or
+    :func:`cartesian_forward`) with a model's
     :func:`model_data` on a batch, on every core when the batch has at least
     :data:`PARALLEL_BATCH` configurations; ``gravity=False`` switches gravity off."""
     body = data[2] if gravity else data[3]
     if q.shape[0] >= PARALLEL_BATCH:
-        return _split(0 if kernel is vereshchagin_forward else 1, nb.get_num_threads(),
-                      data[0], data[1], body, q, qd, tau, qdd)
+        kernel_id = 0 if kernel is vereshchagin_forward else 1 if kernel is tree_forward else 2
+        return _split(kernel_id, nb.get_num_threads(), data[0], data[1], body, q, qd, tau, qdd)
     return kernel(data[0], data[1], body, q, qd, tau, qdd)

@@ -729,3 +729,28 @@ def test_consistent_state_of_a_tree_is_the_state():
     q2, qd2 = mb.cartesian.consistent_state(model, q, qd)
     np.testing.assert_allclose(q2, q, atol=1e-12)
     np.testing.assert_allclose(qd2, qd, atol=1e-12)
+
+
+def test_compiled_cartesian_route_equals_the_numpy_route():
+    """mbcourse.compiled.cartesian_forward (rows in inertial axes, eliminated in tree order)
+    = chapter 2's NumPy route (rows in the parent's axes) and the recursions."""
+    from mbcourse import compiled
+    from test_vereshchagin import _kernel_model
+    rng = np.random.default_rng(95)
+    for n, pri, weld in ((1, (), ()), (1, (1,), ()), (4, (2,), (3,)), (10, (3, 7), (5,))):
+        model = _kernel_model(rng, n, pri, weld)
+        B = compiled.PARALLEL_BATCH + 5 if n == 10 else 3
+        q, qd, tau = rng.normal(size=(3, B, model.nv))
+        fast = mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt")
+        slow = mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt", compiled=False)
+        np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(fast, mb.vereshchagin.forward_dynamics(model, q, qd, tau),
+                                   rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(
+            mb.cartesian.forward_dynamics(model, q[0].tolist(), qd[0], solver="ldlt"),
+            mb.cartesian.forward_dynamics(model, q[0], qd[0], solver="dense"), rtol=1e-10,
+            atol=1e-10)
+    with pytest.raises(mb.ModelError, match="compiled Cartesian route needs solver='ldlt'"):
+        mb.cartesian.forward_dynamics(model, q[0], qd[0], solver="dense", compiled=True)
+    with pytest.raises(mb.ShapeError, match="solver"):
+        mb.cartesian.forward_dynamics(model, q[0], qd[0], solver="lu")

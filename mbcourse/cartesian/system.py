@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..compiled import cartesian_forward, fast_arrays, model_data, run, state_arrays
 from ..errors import InconsistentStateError, ModelError, ShapeError
 from ..joints import perpendicular_basis
 from ..spatial import cross, mv, transpose
@@ -878,7 +879,7 @@ def solve(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None, redunda
 
 
 def forward_dynamics(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None,
-                     redundant="raise"):
+                     redundant="raise", compiled=None):
     """Generalized accelerations from the Cartesian formulation (the **contract** function).
 
     The model is taken to absolute body coordinates, every joint becomes constraint rows,
@@ -905,6 +906,12 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=No
         What to do with redundant constraint rows (e.g. a planar loop modelled with spatial
         revolute joints): raise :class:`~mbcourse.errors.SingularSystemError` naming the
         joints, or use minimum-norm multipliers (accelerations stay unique).
+    compiled : bool, optional
+        With ``solver="ldlt"`` and ``planar=None``, ``None`` (default) runs the compiled
+        kernel (:func:`mbcourse.compiled.cartesian_forward`: the same absolute-coordinate
+        system, rows in inertial axes, eliminated in tree order) when the model allows
+        (:func:`mbcourse.compiled.model_data`); ``False`` always runs this module's NumPy
+        route; ``True`` refuses (``ModelError``) a model or solver the kernel cannot run.
 
     Returns
     -------
@@ -927,7 +934,24 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=No
     ...                  forward_dynamics(m, [0.0], [0.0], solver="schur")))
     True
     """
+    _check_options(solver, redundant)
+    kernel = (model_data(model) if compiled is not False and solver == "ldlt" and planar is None
+              else None)
+    if compiled and kernel is None:
+        raise ModelError("the compiled Cartesian route needs solver='ldlt', planar=None, "
+                         "revolute, prismatic and fixed joints pointing away from the base, "
+                         "gravity as the only load and a fixed base; use compiled=None")
+    if kernel is not None:
+        fast = fast_arrays(kernel[4], q, qd, tau, t)
+        if fast is not None:
+            out = np.empty(fast[1].shape)
+            if run(cartesian_forward, kernel, *fast[:3], out):
+                return out[0] if fast[3] else out
     state = _checked(model, q, qd, tau, t)
+    if kernel is not None:
+        out = np.empty(state.qd.shape)
+        if run(cartesian_forward, kernel, *state_arrays(state), out):
+            return state.result(out, "mb.cartesian.forward_dynamics")
     with np.errstate(over="ignore", invalid="ignore"):
         eq, ddX, _ = _solve_state(model, state, solver, planar, redundant, True)
         out = joint_accelerations(model, eq.states, ddX, state.q, state.qd, eq.planar)
