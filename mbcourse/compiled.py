@@ -26,7 +26,7 @@ import numpy as np
 from .errors import TopologyError
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "pack_chain", "model_data", "fast_arrays",
-           "state_arrays", "run", "PARALLEL_BATCH", "cartesian_forward",
+           "state_arrays", "run", "PARALLEL_BATCH", "cartesian_forward", "loops_forward",
            "vereshchagin_forward", "tree_forward", "tree_matrices", "COMPILE_NOTE"]
 
 REVOLUTE, PRISMATIC, WELD = 0, 1, 2
@@ -613,6 +613,143 @@ def _perpendicular(e, n1, n2):
 
 
 @nb.njit(**_OPTS)
+def _joint_rows(kind, g, p, c, qj, A, om, vel, Gc, Gp, gam, v, tmp6):
+    """A joint's constraint rows on the accelerations ``X = (a, eps)`` of its two bodies
+    (inertial axes, centres of mass): ``Gc X_c + Gp X_p = gam``; returns the number of rows.
+
+    Revolute: the joint points coincide (3) and the axis is kept (2 normals of the axis,
+    fixed in the parent); prismatic: no relative rotation (3) and the child's point stays on
+    the axis line (2); weld: both (6). ``g`` is the joint's row of the packed geometry and
+    ``qj`` its coordinate (the slide's length)."""
+    e, rc, ri, n1, n2, d, dd, h, w_rel = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
+    _matvec(A[p], g[0:3], e)
+    _matvec(A[c], g[15:18], rc)                          # child's centre -> joint point
+    _matvec(A[p], g[12:15], ri)                          # parent's centre -> its joint point
+    for row in range(6):
+        gam[row] = 0.0
+        for k in range(6):
+            Gc[row, k] = 0.0
+            Gp[row, k] = 0.0
+    for k in range(3):
+        w_rel[k] = om[c, k] - om[p, k]
+    nrow = 0
+    if kind != 1:                                        # the joint points coincide (3 rows)
+        _cross(om[c], rc, h)
+        _cross(om[c], h, dd)
+        _cross(om[p], ri, h)
+        _cross(om[p], h, d)
+        for k in range(3):
+            Gc[k, k] = 1.0
+            Gp[k, k] = -1.0
+            gam[k] = -dd[k] + d[k]
+        # angular parts: e_k . (eps x rho) = eps . (rho x e_k), child +, parent -
+        Gc[0, 4], Gc[0, 5] = rc[2], -rc[1]
+        Gc[1, 3], Gc[1, 5] = -rc[2], rc[0]
+        Gc[2, 3], Gc[2, 4] = rc[1], -rc[0]
+        Gp[0, 4], Gp[0, 5] = -ri[2], ri[1]
+        Gp[1, 3], Gp[1, 5] = ri[2], -ri[0]
+        Gp[2, 3], Gp[2, 4] = -ri[1], ri[0]
+        nrow = 3
+    if kind != 0:                                        # no relative rotation (3 rows)
+        for k in range(3):
+            Gc[nrow + k, 3 + k] = 1.0
+            Gp[nrow + k, 3 + k] = -1.0
+        nrow += 3
+    if kind < 2:                                         # two normals of the axis
+        _perpendicular(e, n1, n2)
+        for j in range(2):
+            n = n1 if j == 0 else n2
+            if kind == 0:                                # keep the axis: n . (w_c - w_p) = 0
+                _cross(om[p], n, h)
+                for k in range(3):
+                    Gc[nrow, 3 + k] = n[k]
+                    Gp[nrow, 3 + k] = -n[k]
+                gam[nrow] = -(h[0] * w_rel[0] + h[1] * w_rel[1] + h[2] * w_rel[2])
+            else:                                        # the point stays on the line
+                for k in range(3):
+                    d[k] = e[k] * qj                     # child's point - parent's point
+                _cross(om[c], rc, h)
+                _cross(om[p], ri, dd)
+                for k in range(3):                       # d' = v_c + w_c x rc - v_p - w_p x ri
+                    dd[k] = vel[c, k] + h[k] - vel[p, k] - dd[k]
+                _cross(rc, n, h)
+                for k in range(3):
+                    Gc[nrow, k] = n[k]
+                    Gc[nrow, 3 + k] = h[k]
+                _cross(ri, n, h)
+                _cross(n, d, tmp6[0:3])
+                for k in range(3):
+                    Gp[nrow, k] = -n[k]
+                    Gp[nrow, 3 + k] = -h[k] + tmp6[k]
+                gsum = 0.0
+                _cross(om[p], n, h)                      # w_p x n
+                for k in range(3):
+                    gsum += 2.0 * h[k] * dd[k]
+                _cross(om[p], h, tmp6[0:3])              # w_p x (w_p x n)
+                for k in range(3):
+                    gsum += tmp6[k] * d[k]
+                _cross(om[c], rc, h)
+                _cross(om[c], h, tmp6[0:3])
+                for k in range(3):
+                    gsum += n[k] * tmp6[k]
+                _cross(om[p], ri, h)
+                _cross(om[p], h, tmp6[0:3])
+                for k in range(3):
+                    gsum -= n[k] * tmp6[k]
+                gam[nrow] = -gsum
+            nrow += 1
+    return nrow
+
+
+@nb.njit(**_OPTS)
+def _joint_acceleration(kind, g, p, c, qj, vj, A, om, vel, X, v):
+    """A joint's generalized acceleration from its bodies' accelerations ``X``:
+    ``e . (eps_c - eps_p)`` for a revolute joint, the slide's relative acceleration along the
+    axis for a prismatic one."""
+    e, rc, ri, n1, n2, d, dd, h = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+    _matvec(A[p], g[0:3], e)
+    s = 0.0
+    if kind == 0:
+        for k in range(3):
+            s += e[k] * (X[c, 3 + k] - X[p, 3 + k])
+        return s
+    _matvec(A[c], g[15:18], rc)
+    _matvec(A[p], g[12:15], ri)
+    for k in range(3):
+        d[k] = e[k] * qj
+    _cross(om[c], rc, h)
+    _cross(om[p], ri, dd)
+    for k in range(3):
+        dd[k] = vel[c, k] + h[k] - vel[p, k] - dd[k]          # d'
+    # d'' = a_c + eps_c x rc + w_c x (w_c x rc) - (the same for p, ri)
+    _cross(X[c, 3:], rc, h)
+    for k in range(3):
+        n1[k] = X[c, k] + h[k]
+    _cross(om[c], rc, h)
+    _cross(om[c], h, n2)
+    for k in range(3):
+        n1[k] += n2[k]
+    _cross(X[p, 3:], ri, h)
+    for k in range(3):
+        n1[k] -= X[p, k] + h[k]
+    _cross(om[p], ri, h)
+    _cross(om[p], h, n2)
+    for k in range(3):
+        n1[k] -= n2[k]
+    # qdd = e . (d'' - eps_p x d - w_p x d' - (w_p x e) qd)
+    _cross(X[p, 3:], d, h)
+    for k in range(3):
+        n1[k] -= h[k]
+    _cross(om[p], dd, h)
+    for k in range(3):
+        n1[k] -= h[k]
+    _cross(om[p], e, h)
+    for k in range(3):
+        s += e[k] * (n1[k] - h[k] * vj)
+    return s
+
+
+@nb.njit(**_OPTS)
 def _cartesian_one(ints, geo, body, q, qd, tau, qdd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v,
                    r, vel, X, G, gam, nr, Minv, Kinv, res, u, tmp6, tmpM):
     """Chapter 2 for one configuration: every body free, M_k X_k = F_k + G_k^T lam (2.5)-(2.9),
@@ -621,8 +758,7 @@ def _cartesian_one(ints, geo, body, q, qd, tau, qdd, A, om, Ms, Qs, rho, S, w0, 
     joint accelerations from the bodies' relative motion. Rows in inertial axes."""
     m = ints.shape[0]
     _kinematics(ints, geo, body, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v)
-    e, rc, ri, n1, n2, d, dd, h = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
-    w_rel = v[8]
+    e, rc, ri, d, h = v[0], v[1], v[2], v[5], v[7]
     for k in range(3):
         r[0, k] = 0.0
         vel[0, k] = 0.0
@@ -656,85 +792,9 @@ def _cartesian_one(ints, geo, body, q, qd, tau, qdd, A, om, Ms, Qs, rho, S, w0, 
                 Qs[p, 3 + k] -= tau[vk] * h[k]
     # the rows of every joint: G[i, 0] (child), G[i, 1] (parent), gamma
     for i in range(m):
-        kind, p, c, qk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 3]
-        _matvec(A[p], geo[i, 0:3], e)
-        _matvec(A[c], geo[i, 15:18], rc)
-        _matvec(A[p], geo[i, 12:15], ri)                # parent's centre -> its joint point
-        for a in range(2):
-            for row in range(6):
-                for k in range(6):
-                    G[i, a, row, k] = 0.0
-        for k in range(6):
-            gam[i, k] = 0.0
-        for k in range(3):
-            w_rel[k] = om[c, k] - om[p, k]
-        nrow = 0
-        if kind != 1:                                   # the joint points coincide (3 rows)
-            _cross(om[c], rc, h)
-            _cross(om[c], h, dd)
-            _cross(om[p], ri, h)
-            _cross(om[p], h, d)
-            for k in range(3):
-                G[i, 0, k, k] = 1.0
-                G[i, 1, k, k] = -1.0
-                gam[i, k] = -dd[k] + d[k]
-            # angular parts: e_k . (eps x rho) = eps . (rho x e_k), child +, parent -
-            G[i, 0, 0, 4], G[i, 0, 0, 5] = rc[2], -rc[1]
-            G[i, 0, 1, 3], G[i, 0, 1, 5] = -rc[2], rc[0]
-            G[i, 0, 2, 3], G[i, 0, 2, 4] = rc[1], -rc[0]
-            G[i, 1, 0, 4], G[i, 1, 0, 5] = -ri[2], ri[1]
-            G[i, 1, 1, 3], G[i, 1, 1, 5] = ri[2], -ri[0]
-            G[i, 1, 2, 3], G[i, 1, 2, 4] = -ri[1], ri[0]
-            nrow = 3
-        if kind != 0:                                   # no relative rotation (3 rows)
-            for k in range(3):
-                G[i, 0, nrow + k, 3 + k] = 1.0
-                G[i, 1, nrow + k, 3 + k] = -1.0
-            nrow += 3
-        if kind < 2:                                    # two normals of the axis
-            _perpendicular(e, n1, n2)
-            for j in range(2):
-                n = n1 if j == 0 else n2
-                if kind == 0:                           # keep the axis: n . (w_c - w_p) = 0
-                    _cross(om[p], n, h)
-                    for k in range(3):
-                        G[i, 0, nrow, 3 + k] = n[k]
-                        G[i, 1, nrow, 3 + k] = -n[k]
-                    gam[i, nrow] = -(h[0] * w_rel[0] + h[1] * w_rel[1] + h[2] * w_rel[2])
-                else:                                   # the point stays on the line
-                    for k in range(3):
-                        d[k] = e[k] * q[qk]             # child's point - parent's point
-                    _cross(om[c], rc, h)
-                    _cross(om[p], ri, dd)
-                    for k in range(3):                  # d' = v_c + w_c x rc - v_p - w_p x ri
-                        dd[k] = vel[c, k] + h[k] - vel[p, k] - dd[k]
-                    _cross(rc, n, h)
-                    for k in range(3):
-                        G[i, 0, nrow, k] = n[k]
-                        G[i, 0, nrow, 3 + k] = h[k]
-                    _cross(ri, n, h)
-                    _cross(n, d, tmp6[0:3])
-                    for k in range(3):
-                        G[i, 1, nrow, k] = -n[k]
-                        G[i, 1, nrow, 3 + k] = -h[k] + tmp6[k]
-                    g = 0.0
-                    _cross(om[p], n, h)                 # w_p x n
-                    for k in range(3):
-                        g += 2.0 * h[k] * dd[k]
-                    _cross(om[p], h, tmp6[0:3])         # w_p x (w_p x n)
-                    for k in range(3):
-                        g += tmp6[k] * d[k]
-                    _cross(om[c], rc, h)
-                    _cross(om[c], h, tmp6[0:3])
-                    for k in range(3):
-                        g += n[k] * tmp6[k]
-                    _cross(om[p], ri, h)
-                    _cross(om[p], h, tmp6[0:3])
-                    for k in range(3):
-                        g -= n[k] * tmp6[k]
-                    gam[i, nrow] = -g
-                nrow += 1
-        nr[i] = nrow
+        slide = q[ints[i, 3]] if ints[i, 0] == 1 else 0.0
+        nr[i] = _joint_rows(ints[i, 0], geo[i], ints[i, 1], ints[i, 2], slide, A, om, vel,
+                            G[i, 0], G[i, 1], gam[i], v, tmp6)
     # inward: X_c = M~_c^-1 (F~_c + G_c^T lam); the joint's rows give lam; fold into parent
     ok = True
     for i in range(m - 1, -1, -1):
@@ -807,50 +867,8 @@ def _cartesian_one(ints, geo, body, q, qd, tau, qdd, A, om, Ms, Qs, rho, S, w0, 
             for l in range(6):
                 s += Minv[i, k, l] * tmpM[0, l]
             X[c, k] = s
-        if kind == 2:
-            continue
-        _matvec(A[p], geo[i, 0:3], e)
-        if kind == 0:                                   # qdd = e . (eps_c - eps_p)
-            s = 0.0
-            for k in range(3):
-                s += e[k] * (X[c, 3 + k] - X[p, 3 + k])
-            qdd[vk] = s
-        else:                                           # the slide's relative acceleration
-            _matvec(A[c], geo[i, 15:18], rc)
-            _matvec(A[p], geo[i, 12:15], ri)
-            for k in range(3):
-                d[k] = e[k] * q[qk]
-            _cross(om[c], rc, h)
-            _cross(om[p], ri, dd)
-            for k in range(3):
-                dd[k] = vel[c, k] + h[k] - vel[p, k] - dd[k]       # d'
-            # d'' from the bodies: a_c + eps_c x rc + w_c x (w_c x rc) - (same for p, ri)
-            _cross(X[c, 3:], rc, h)
-            for k in range(3):
-                n1[k] = X[c, k] + h[k]
-            _cross(om[c], rc, h)
-            _cross(om[c], h, n2)
-            for k in range(3):
-                n1[k] += n2[k]
-            _cross(X[p, 3:], ri, h)
-            for k in range(3):
-                n1[k] -= X[p, k] + h[k]
-            _cross(om[p], ri, h)
-            _cross(om[p], h, n2)
-            for k in range(3):
-                n1[k] -= n2[k]
-            # qdd = e . (d'' - eps_p x d - w_p x d' - (w_p x e) qd)
-            _cross(X[p, 3:], d, h)
-            for k in range(3):
-                n1[k] -= h[k]
-            _cross(om[p], dd, h)
-            for k in range(3):
-                n1[k] -= h[k]
-            _cross(om[p], e, h)
-            s = 0.0
-            for k in range(3):
-                s += e[k] * (n1[k] - h[k] * qd[vk])
-            qdd[vk] = s
+        if kind < 2:
+            qdd[vk] = _joint_acceleration(kind, geo[i], p, c, q[qk], qd[vk], A, om, vel, X, v)
     return ok
 
 
@@ -880,6 +898,299 @@ def cartesian_forward(ints, geo, body, q, qd, tau, qdd):
                               rho, S, w0, R0, J0, t3, v, r, vel, X, G, gam, nr, Minv, Kinv,
                               res, u, tmp6, tmpM):
             ok = False
+        for k in range(qdd.shape[1]):
+            if not np.isfinite(qdd[b, k]):
+                ok = False
+    return ok
+
+
+# ---------------------------------------------------------------- chapter 6: cut joints
+@nb.njit(**_OPTS)
+def _cholesky_factor(H):
+    """``H = L L^T`` in place (lower triangle); False if ``H`` is not positive definite."""
+    n = H.shape[0]
+    for j in range(n):
+        s = H[j, j]
+        for k in range(j):
+            s -= H[j, k] * H[j, k]
+        if not s > 0.0:
+            return False
+        d = np.sqrt(s)
+        H[j, j] = d
+        for i in range(j + 1, n):
+            s = H[i, j]
+            for k in range(j):
+                s -= H[i, k] * H[j, k]
+            H[i, j] = s / d
+    return True
+
+
+@nb.njit(**_OPTS)
+def _lower_solve(L, b, out):
+    for i in range(L.shape[0]):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * out[k]
+        out[i] = s / L[i, i]
+
+
+@nb.njit(**_OPTS)
+def _upper_solve(L, b, out):
+    n = L.shape[0]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * out[k]
+        out[i] = s / L[i, i]
+
+
+@nb.njit(**_OPTS)
+def _loops_one(ints, geo, body, cints, cgeo, q_tree, v_tree, q, qd, tau, qdd, A, om, Ms, Qs,
+               w, rho, S, w0, R0, J0, t3, v, f, Ic, F, Ma, up, r, vel, J, X, qT, qdT, tauT,
+               Hm, hb, G, gam, tmp6, rcond, tol):
+    """Chapter 6 for one configuration: the reduced tree's ``A qdd_T = B`` (composite
+    bodies), each cut joint's rows ``H qdd_T = gamma`` from the bodies' Jacobians, minimum-norm
+    multipliers from an SVD of ``L^-1 H^T`` (3.186)-(3.195), and the cut joints' accelerations
+    from their bodies. False if the state does not close the loops (the checked route then
+    names the joint) or a value is not finite."""
+    m, N, K = ints.shape[0], q_tree.shape[0], cints.shape[0]
+    n1 = body.shape[0]
+    for k in range(N):
+        qT[k] = q[q_tree[k]]
+        qdT[k] = qd[v_tree[k]]
+        tauT[k] = tau[v_tree[k]]
+    _tree_one(ints, geo, body, qT, qdT, Hm, hb, A, om, Ms, Qs, w, rho, S, w0, R0, J0, t3, v,
+              f, Ic, F, Ma, up)
+    e, rc, ri, d, h = v[0], v[1], v[2], v[5], v[7]
+    for k in range(3):
+        r[0, k] = 0.0
+        vel[0, k] = 0.0
+    for col in range(N):
+        for k in range(6):
+            J[0, k, col] = 0.0
+    scale = 1.0
+    for i in range(m):                                   # positions, velocities, Jacobians
+        kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
+        _matvec(A[p], geo[i, 0:3], e)
+        _matvec(A[c], geo[i, 15:18], rc)
+        for k in range(3):
+            ri[k] = rho[i, k] + rc[k]
+            r[c, k] = r[p, k] + rho[i, k]
+            scale = max(scale, 1.0 + abs(r[c, k]))
+        _cross(om[p], ri, h)
+        _cross(om[c], rc, d)
+        rate = qdT[vk] if kind == 1 else 0.0
+        for k in range(3):
+            vel[c, k] = vel[p, k] + h[k] + e[k] * rate - d[k]
+        for col in range(N):                             # v_c = v_p + w_p x rho
+            for k in range(3):
+                J[c, 3 + k, col] = J[p, 3 + k, col]
+            J[c, 0, col] = J[p, 0, col] + J[p, 4, col] * rho[i, 2] - J[p, 5, col] * rho[i, 1]
+            J[c, 1, col] = J[p, 1, col] + J[p, 5, col] * rho[i, 0] - J[p, 3, col] * rho[i, 2]
+            J[c, 2, col] = J[p, 2, col] + J[p, 3, col] * rho[i, 1] - J[p, 4, col] * rho[i, 0]
+        if kind < 2:
+            for k in range(6):
+                J[c, k, vk] += S[i, k]
+    vscale = 1.0
+    for b in range(n1):
+        for k in range(3):
+            vscale = max(vscale, 1.0 + abs(vel[b, k]) + abs(om[b, k]) * scale)
+    # the cut joints close their loops (position and velocity), with their own q, qd
+    for j in range(K):
+        kind, p, c, qk, vk = cints[j, 0], cints[j, 1], cints[j, 2], cints[j, 3], cints[j, 4]
+        g = cgeo[j]
+        qj = q[qk] if kind < 2 else 0.0
+        vj = qd[vk] if kind < 2 else 0.0
+        R = t3[0]
+        Rj = t3[1]
+        for a in range(3):
+            for bb in range(3):
+                Rj[a, bb] = 1.0 if a == bb else 0.0
+        if kind == 0:
+            s_, co = np.sin(qj), np.cos(qj)
+            for a in range(3):
+                for bb in range(3):
+                    Rj[a, bb] = (1.0 - co) * g[a] * g[bb] + (co if a == bb else 0.0)
+            Rj[0, 1] -= s_ * g[2]
+            Rj[0, 2] += s_ * g[1]
+            Rj[1, 0] += s_ * g[2]
+            Rj[1, 2] -= s_ * g[0]
+            Rj[2, 0] -= s_ * g[1]
+            Rj[2, 1] += s_ * g[0]
+        for a in range(3):                               # R = Rj R0
+            for bb in range(3):
+                acc = 0.0
+                for k in range(3):
+                    acc += Rj[a, k] * g[3 + 3 * k + bb]
+                R[a, bb] = acc
+        for a in range(3):                               # A_c - A_p R
+            for bb in range(3):
+                acc = 0.0
+                for k in range(3):
+                    acc += A[p, a, k] * R[k, bb]
+                if abs(A[c, a, bb] - acc) > tol:
+                    return False
+        _matvec(A[p], g[0:3], e)
+        _matvec(A[c], g[15:18], rc)
+        for k in range(3):
+            h[k] = g[12 + k] + (g[k] * qj if kind == 1 else 0.0)
+        _matvec(A[p], h, ri)                             # parent's centre -> joint point
+        for k in range(3):
+            if abs(r[c, k] + rc[k] - r[p, k] - ri[k]) > tol * scale:
+                return False
+        for k in range(3):
+            rel = om[c, k] - om[p, k] - (e[k] * vj if kind == 0 else 0.0)
+            if abs(rel) > tol * vscale:
+                return False
+        _cross(om[c], rc, h)
+        _cross(om[p], ri, d)
+        for k in range(3):
+            rel = vel[c, k] + h[k] - vel[p, k] - d[k] - (e[k] * vj if kind == 1 else 0.0)
+            if abs(rel) > tol * vscale:
+                return False
+    # rows H qdd_T = gamma' and the cut joints' forces as wrench pairs on their bodies
+    nc = 0
+    rhs = np.empty(N)
+    for k in range(N):
+        rhs[k] = tauT[k] - hb[k]
+    Hc = np.zeros((6 * K, N))
+    gc = np.zeros(6 * K)
+    for j in range(K):
+        kind, p, c, qk, vk = cints[j, 0], cints[j, 1], cints[j, 2], cints[j, 3], cints[j, 4]
+        slide = q[qk] if kind == 1 else 0.0
+        nrow = _joint_rows(kind, cgeo[j], p, c, slide, A, om, vel, G[0], G[1], gam, v, tmp6)
+        for a in range(nrow):
+            s_ = gam[a]
+            for k in range(6):
+                s_ -= G[0, a, k] * w[c, k] + G[1, a, k] * w[p, k]
+            gc[nc + a] = s_
+            for col in range(N):
+                acc = 0.0
+                for k in range(6):
+                    acc += G[0, a, k] * J[c, k, col] + G[1, a, k] * J[p, k, col]
+                Hc[nc + a, col] = acc
+        nc += nrow
+        if kind < 2 and tau[vk] != 0.0:                  # B*: the cut joint's force
+            _matvec(A[p], cgeo[j, 0:3], e)
+            _matvec(A[c], cgeo[j, 15:18], rc)
+            for k in range(3):
+                h[k] = cgeo[j, 12 + k] + (cgeo[j, k] * slide if kind == 1 else 0.0)
+            _matvec(A[p], h, ri)
+            for k in range(6):
+                tmp6[k] = 0.0
+            if kind == 0:
+                for k in range(3):
+                    tmp6[3 + k] = tau[vk] * e[k]
+            else:
+                _cross(rc, e, h)
+                for k in range(3):
+                    tmp6[k] = tau[vk] * e[k]
+                    tmp6[3 + k] = tau[vk] * h[k]
+            for col in range(N):                          # J_c^T W_c
+                acc = 0.0
+                for k in range(6):
+                    acc += J[c, k, col] * tmp6[k]
+                rhs[col] += acc
+            if kind == 1:
+                _cross(ri, e, h)
+                for k in range(3):
+                    tmp6[3 + k] = tau[vk] * h[k]
+            for col in range(N):                          # J_p^T W_p, W_p = -W at p
+                acc = 0.0
+                for k in range(6):
+                    acc += J[p, k, col] * tmp6[k]
+                rhs[col] -= acc
+    # minimum-norm multipliers: A = L L^T, Y = L^-1 H^T = U s V^T
+    if not _cholesky_factor(Hm):
+        return False
+    y = np.empty(N)
+    x0 = np.empty(N)
+    _lower_solve(Hm, rhs, y)
+    _upper_solve(Hm, y, x0)
+    qddT = x0.copy()
+    if nc > 0:
+        Y = np.empty((N, nc))
+        for a in range(nc):
+            _lower_solve(Hm, Hc[a], y)
+            for k in range(N):
+                Y[k, a] = y[k]
+        U, sv, Vt = np.linalg.svd(Y, full_matrices=False)
+        res = np.empty(nc)
+        for a in range(nc):
+            s_ = gc[a]
+            for k in range(N):
+                s_ -= Hc[a, k] * x0[k]
+            res[a] = s_
+        z = np.zeros(sv.shape[0])
+        for a in range(sv.shape[0]):
+            if sv[a] > rcond * sv[0]:
+                s_ = 0.0
+                for k in range(nc):
+                    s_ += Vt[a, k] * res[k]
+                z[a] = s_ / (sv[a] * sv[a])
+        lam = np.zeros(nc)
+        for k in range(nc):
+            s_ = 0.0
+            for a in range(sv.shape[0]):
+                s_ += Vt[a, k] * z[a]
+            lam[k] = s_
+        hl = np.zeros(N)
+        for k in range(N):
+            s_ = 0.0
+            for a in range(nc):
+                s_ += Hc[a, k] * lam[a]
+            hl[k] = s_
+        _lower_solve(Hm, hl, y)
+        _upper_solve(Hm, y, x0)
+        for k in range(N):
+            qddT[k] += x0[k]
+    for k in range(N):
+        qdd[v_tree[k]] = qddT[k]
+    # the cut joints' accelerations from their bodies: X = J qdd_T + w
+    for b in range(n1):
+        for k in range(6):
+            s_ = w[b, k] if b > 0 else 0.0
+            for col in range(N):
+                s_ += J[b, k, col] * qddT[col]
+            X[b, k] = s_
+    for j in range(K):
+        kind, p, c, qk, vk = cints[j, 0], cints[j, 1], cints[j, 2], cints[j, 3], cints[j, 4]
+        if kind < 2:
+            qdd[vk] = _joint_acceleration(kind, cgeo[j], p, c, q[qk], qd[vk], A, om, vel, X,
+                                          v)
+    return True
+
+
+@nb.njit(**_OPTS)
+def loops_forward(ints, geo, body, cints, cgeo, q_tree, v_tree, q, qd, tau, qdd, rcond, tol):
+    """Chapter 6's cut-joint method for a batch (see :func:`_loops_one`): the reduced tree's
+    packed constants (``ints, geo, body``, its own coordinates), the cut joints' (``cints``:
+    kind, parent, child, q index, v index in the Model's vectors; ``cgeo`` as in
+    :func:`pack_chain`), the positions ``q_tree``, ``v_tree`` of the tree's coordinates in the
+    Model's; ``q`` (B, nq), ``qd``, ``tau`` (B, nv) into ``qdd``."""
+    n1, N = body.shape[0], q_tree.shape[0]
+    A, om, Ms, Qs, w, f, Ic, rho, S, w0, U, R0, J0, t3, v, t6, Ma, F = _workspace(ints, geo,
+                                                                                 body)
+    up = np.zeros(n1, dtype=np.int64)
+    r = np.empty((n1, 3))
+    vel = np.empty((n1, 3))
+    J = np.empty((n1, 6, N))
+    X = np.empty((n1, 6))
+    qT = np.empty(N)
+    qdT = np.empty(N)
+    tauT = np.empty(N)
+    Hm = np.empty((N, N))
+    hb = np.empty(N)
+    G = np.empty((2, 6, 6))
+    gam = np.empty(6)
+    tmp6 = np.empty(6)
+    ok = True
+    for b in range(q.shape[0]):
+        if not _loops_one(ints, geo, body, cints, cgeo, q_tree, v_tree, q[b], qd[b], tau[b],
+                          qdd[b], A, om, Ms, Qs, w, rho, S, w0, R0, J0, t3, v, f, Ic, F, Ma, up,
+                          r, vel, J, X, qT, qdT, tauT, Hm, hb, G, gam, tmp6, rcond, tol):
+            ok = False
+            break
         for k in range(qdd.shape[1]):
             if not np.isfinite(qdd[b, k]):
                 ok = False

@@ -56,6 +56,8 @@ import scipy.linalg
 
 from . import tree as _tree_formulation
 from .cartesian import system as _cartesian
+from .compiled import (PRISMATIC, REVOLUTE, WELD, fast_arrays, loops_forward, model_data,
+                       state_arrays)
 from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
 from .graph import incidence_matrix, path_matrix, spanning_tree
@@ -739,7 +741,8 @@ def solve(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, constraints=(
     return _solve(model, data, state, user, check, "mb.loops.solve")
 
 
-def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, constraints=()):
+def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, constraints=(),
+                     compiled=None):
     """Generalized accelerations of a closed mechanism by the cut-joint method (**contract**).
 
     Parameters
@@ -762,6 +765,12 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
         Planar rows; default automatic (:func:`mbcourse.cartesian.is_planar`).
     constraints : sequence of VelocityConstraint
         User velocity rows ``a qd + a0 = 0``.
+    compiled : bool, optional
+        ``None`` (default): with the default cut, no extra constraints and a model of
+        revolute, prismatic and fixed joints with gravity as the only load, the compiled
+        kernel :func:`mbcourse.compiled.loops_forward` runs (the same equations; a state it
+        cannot accept takes the checked route, which names what is open). ``False``: always
+        the NumPy route; ``True``: refuse (``ModelError``) what the kernel cannot run.
 
     Returns
     -------
@@ -788,9 +797,67 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
     """
     data = prepare(model, cut, planar)
     user = _check_user_rows(model, constraints)
+    kernel = (_kernel_data(model, data) if compiled is not False and cut is None
+              and planar is None and not user else None)
+    if compiled and kernel is None:
+        raise ModelError("the compiled cut-joint method needs the default cut, planar=None, no "
+                         "extra constraints, revolute, prismatic and fixed joints, gravity as "
+                         "the only load and a fixed base; use compiled=None")
+    if kernel is not None:
+        fast = fast_arrays(model.nv, q, qd, tau, t)
+        if fast is not None:
+            out = np.zeros(fast[1].shape)
+            if loops_forward(*kernel, *fast[:3], out, _RCOND, _KERNEL_TOL):
+                return out[0] if fast[3] else out
     state = _checked(model, q, qd, tau, t)
+    if kernel is not None:
+        out = np.zeros(state.qd.shape)
+        if loops_forward(*kernel, *state_arrays(state), out, _RCOND, _KERNEL_TOL):
+            return state.result(out, "mb.loops.forward_dynamics")
     sol = _solve(model, data, state, user, True, "mb.loops.forward_dynamics")
     return state.result(sol.qdd, "mb.loops.forward_dynamics")
+
+
+#: The compiled route accepts states that close the loops to this (relative) tolerance; any
+#: other state goes the checked way, which explains what is open (its tolerance is 1e-8).
+_KERNEL_TOL = 1e-9
+_KINDS = {"rotation": REVOLUTE, "translation": PRISMATIC}
+
+
+def _kernel_data(model, data):
+    """Packed constants of :func:`mbcourse.compiled.loops_forward`, or ``None`` (prepared once
+    per model version)."""
+    def build():
+        if (model.base_motion is not None or model.loads or model.springs
+                or model.joint_springs or model.generalized_force_elements
+                or model.nq != model.nv):
+            return None
+        tree = model_data(data.reduced)
+        if tree is None:
+            return None
+        rows = []
+        for a in data.cut:
+            j = model.joints[a]
+            described = j.elementary_motion
+            if described is not None:
+                kind, axis = _KINDS[described[0]], described[1]
+            elif j.nq == 0 and j.nv == 0 and not j.moves_joint_point:
+                kind, axis = WELD, np.zeros(3)
+            else:
+                return None
+            start = min(j.q_slice.start, model.nq - 1)
+            rows.append(([kind, j.parent, j.child, start, min(j.v_slice.start, model.nv - 1)],
+                         np.concatenate([axis, j.orientation.ravel(), j.parent_point,
+                                         j.child_point])))
+        cints = np.array([r[0] for r in rows], dtype=np.int64).reshape(-1, 5)
+        cgeo = np.array([r[1] for r in rows], dtype=float).reshape(-1, 18)
+        arrays = (cints, cgeo, np.asarray(data.q_tree, dtype=np.int64),
+                  np.asarray(data.v_tree, dtype=np.int64))
+        for arr in arrays:
+            arr.flags.writeable = False
+        return (tree[0], tree[1], tree[2]) + arrays
+
+    return model.prepared(("loops", "kernel", data.cut), build)
 
 
 # ------------------------------------------------------------------ reactions

@@ -435,3 +435,35 @@ def test_random_trees_with_two_loops_equal_cartesian(seed):
     out = mb.loops.forward_dynamics(m, q, qd, tau)
     assert len(mb.loops.prepare(m).cut) == 2
     assert np.abs(out - ref).max() < 1e-8 * (1 + np.abs(ref).max())
+
+
+def test_compiled_cut_joint_method_equals_the_numpy_route():
+    """mbcourse.compiled.loops_forward = the NumPy cut-joint method and chapter 2's route."""
+    rng = np.random.default_rng(97)
+    cases = [(mb.models.four_bar(), mb.models.four_bar_state, (0.4, 1.3)),
+             (mb.models.crank_slider(), mb.models.crank_slider_state, (0.3, 2.0)),
+             (mb.models.n_four_bar(8), mb.models.n_four_bar_state, (0.3, 0.8))]
+    for model, state, args in cases:
+        q, qd = state(model, *args)
+        tau = rng.normal(size=model.nv)
+        assert mb.loops._kernel_data(model, mb.loops.prepare(model)) is not None
+        fast = mb.loops.forward_dynamics(model, q, qd, tau)
+        np.testing.assert_allclose(fast, mb.loops.forward_dynamics(model, q, qd, tau,
+                                                                   compiled=False),
+                                   rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(fast, mb.cartesian.forward_dynamics(model, q, qd, tau),
+                                   rtol=1e-8, atol=1e-8)
+        # batches (every row checked) and lists take the kernel too
+        Q, QD = np.array([q, q]), np.array([qd, -qd])
+        np.testing.assert_allclose(mb.loops.forward_dynamics(model, Q, QD),
+                                   mb.loops.forward_dynamics(model, Q, QD, compiled=False),
+                                   rtol=1e-10, atol=1e-10)
+    # an open loop is refused by name, whichever route runs first
+    model = mb.models.four_bar()
+    q, qd = mb.models.four_bar_state(model, 0.4, 1.3)
+    q_open = q.copy()
+    q_open[0] += 0.05
+    with pytest.raises(mb.InconsistentStateError, match="open at the position level"):
+        mb.loops.forward_dynamics(model, q_open, qd)
+    with pytest.raises(mb.ModelError, match="compiled cut-joint method needs"):
+        mb.loops.forward_dynamics(model, q, qd, cut=[1], compiled=True)
