@@ -11,6 +11,7 @@ Writes ``results/simulations.md``:
   (triple pendulum) by the sympy-lambdified right-hand side of ``mb.symbolic`` (what a
   ``sympy.physics.mechanics`` user writes: Lagrange's equations, ``lambdify``, a solve);
   every route ends at the same state (checked);
+* chapter 6's cut-joint method per call, compiled and NumPy;
 * the compile time of the kernels in a fresh numba cache (a subprocess with an empty
   ``NUMBA_CACHE_DIR``) and their load time from the cache.
 """
@@ -156,6 +157,48 @@ def compile_times():
     return cold, warm
 
 
+def loops_per_call():
+    """Chapter 6 per call: the compiled and NumPy cut-joint method, against Pinocchio's aba
+    on the open chain with the same number of joints (a yardstick: Pinocchio has no
+    cut-joint method; its constrained solvers cost more than aba)."""
+    import timeit
+
+    def best(f):
+        out = []
+        for _ in range(5):
+            n, t = timeit.Timer(f).autorange()
+            out.append(t / n)
+        return min(out)
+
+    try:
+        import pinocchio as pin
+    except ImportError:
+        pin = None
+    lines = ["## Closed loops (chapter 6), one call\n",
+             "| mechanism | compiled | NumPy | Pinocchio aba, open chain | compiled / aba |",
+             "|---|---|---|---|---|"]
+    cases = (("crank-slider", mb.models.crank_slider(),
+              lambda m: mb.models.crank_slider_state(m, 0.3, 2.0)),
+             ("four-bar", mb.models.four_bar(), lambda m: mb.models.four_bar_state(m, 0.4, 1.3)),
+             ("IFToMM N-four-bar, N = 10", mb.models.n_four_bar(10),
+              lambda m: mb.models.n_four_bar_state(m, 0.3, 0.8)))
+    for name, model, state in cases:
+        q, qd = state(model)
+        fast = best(lambda: mb.loops.forward_dynamics(model, q, qd))
+        slow = best(lambda: mb.loops.forward_dynamics(model, q, qd, compiled=False))
+        n_open = model.nv
+        if pin is not None:
+            pm = systems.pinocchio_model("chain", n_open)
+            data = pm.createData()
+            z = np.zeros(n_open)
+            ref = best(lambda: pin.aba(pm, data, z, z, z))
+            extra = f"{ref * 1e6:.1f} us (n = {n_open}) | {fast / ref:.0f}x"
+        else:
+            extra = "– | –"
+        lines.append(f"| {name} | {fast * 1e6:.0f} us | {slow * 1e6:.0f} us | {extra} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(HERE / "results"))
@@ -169,6 +212,7 @@ def main(argv=None):
     tree = systems.mbcourse_model("tree", 30)
     q0 = 0.3 * np.random.default_rng(0).normal(size=30)
     text.append(case("30-body tree (benchmark system), 2 s, rtol 1e-10", tree, q0, 2.0, 1e-10))
+    text.append(loops_per_call())
     cold, warm = compile_times()
     text.append("## Compiled kernels: first call, seconds\n")
     text.append(f"* empty numba cache (compiles): {cold}")
