@@ -510,30 +510,28 @@ class Chain:
                for X in (A, B)]
         return sel[0], sel[1]
 
-    def _motion_third(self, a, b):
-        """Third-order motion-level tensors (..., M, M, M, 3).
-
-        ``Tb[i, j, s] = d b_ij / d phi_s`` (symmetric, the third derivative of the point's
-        position) and ``Ta``: the third-order Taylor coefficient of ``theta`` by the
-        Baker-Campbell-Hausdorff series ``Z = X + Y + X x Y / 2 + (X x (X x Y) + Y x (Y x X))
-        / 12`` applied motion by motion, symmetrized and scaled so that the term is
-        ``Ta[i, j, s] dphi_i dphi_j dphi_s / 6``.
-        """
+    @staticmethod
+    def _position_third(a, b, A, B):
+        """``Tb[..., i, j, s, :] = d b_ij / d phi_s`` (symmetric: the third derivative of the
+        point's position), with ``b_ij = a_m x b_M`` (``m``, ``M`` the smaller and larger of
+        ``i``, ``j``) and ``d a_m / d phi_s = A[s, m]`` (the axis turns with the motions
+        before it: the second-order coefficient itself)."""
         M = a.shape[-2]
-        batch = a.shape[:-2]
-        A, B = self._motion_second(a, b)
-        # d a_j / d phi_s = a_s x a_j for s < j (absolute derivative of an axis), else 0
-        upper = np.triu(np.ones((M, M)), 1)[..., None]
-        Da = upper * cross(a[..., :, None, :], a[..., None, :, :])   # [s, j] = d a_j/d phi_s
-        # d b_ij / d phi_s with b_ij = a_m x b_M, m = min(i, j), M = max(i, j):
         idx = np.arange(M)
         mn = np.minimum(idx[:, None], idx[None, :])
         mx = np.maximum(idx[:, None], idx[None, :])
-        Dam = Da[..., :, mn, :]                 # (..., s, i, j, 3): d a_m / d phi_s
-        Tb = cross(Dam, b[..., None, mx, :]) + cross(a[..., None, mn, :], B[..., :, mx, :])
-        Tb = np.moveaxis(Tb, -4, -2)            # (..., i, j, s, 3)
-        # theta to third order: T1 (..., 3, M) linear, T2 quadratic, T3 cubic (unsymmetrized)
-        T1 = np.zeros(batch + (M, 3))
+        Tb = cross(A[..., :, mn, :], b[..., None, mx, :]) + cross(a[..., None, mn, :],
+                                                                 B[..., :, mx, :])
+        return np.moveaxis(Tb, -4, -2)            # (..., i, j, s, 3)
+
+    def _rotation_third(self, a):
+        """``Ta``: the third-order Taylor coefficient of ``theta`` by the Baker-Campbell-
+        Hausdorff series ``Z = X + Y + X x Y / 2 + (X x (X x Y) + Y x (Y x X)) / 12`` applied
+        motion by motion, symmetrized so that the term is ``Ta[i, j, s] dphi_i dphi_j dphi_s
+        / 6`` (..., M, M, M, 3)."""
+        M = a.shape[-2]
+        batch = a.shape[:-2]
+        T1 = np.zeros(batch + (M, 3))             # theta: linear, quadratic, cubic parts
         T2 = np.zeros(batch + (M, M, 3))
         T3 = np.zeros(batch + (M, M, M, 3))
         for j in range(M):
@@ -548,9 +546,8 @@ class Chain:
             T1[..., j, :] += aj
         perms = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
         nb = len(batch)
-        Ta = sum(np.transpose(T3, tuple(range(nb)) + tuple(nb + k for k in pm) + (nb + 3,))
-                 for pm in perms)          # 6 sym(T3) / 1: the Taylor coefficient
-        return Ta, Tb
+        return sum(np.transpose(T3, tuple(range(nb)) + tuple(nb + k for k in pm) + (nb + 3,))
+                   for pm in perms)               # 6 sym(T3): the Taylor coefficient
 
     def third_order(self, q, p=None, point=None):
         """Third-order Taylor coefficients ``(a3, b3)``, each (..., 3, nq, nq, nq), symmetric:
@@ -563,8 +560,9 @@ class Chain:
         q, p = self._check(q, p)
         point = self.point if point is None else _vector(point, "point", 3)
         _, a, b, *_ = self._motion_first(self.values(q, p), point)
+        A, B = self._motion_second(a, b)
         out = []
-        for T in self._motion_third(a, b):
+        for T in (self._rotation_third(a), self._position_third(a, b, A, B)):
             for ax in (-4, -3, -2):
                 T = self._columns(T, "q", ax)
             out.append(np.moveaxis(T, -1, -4))
@@ -647,7 +645,7 @@ class Chain:
         _, a, b, *_ = self._motion_first(phi)
         A, B = self._motion_second(a, b)          # A[i, j] = d a_j / d phi_i
         Ta = _derivative_of_A(a, A)               # [i, j, s] = d A_js / d phi_i
-        _, Tb = self._motion_third(a, b)          # d b_js / d phi_i (symmetric)
+        Tb = self._position_third(a, b, A, B)     # d b_js / d phi_i (symmetric)
 
         def lin(X, x):          # sum_j X_j x_j
             return np.einsum("...jx,...j->...x", X, x)
@@ -683,11 +681,10 @@ def _derivative_of_A(a, A):
     """``T[..., i, j, s, :] = d A_js / d phi_i`` with ``A_js = a_j x a_s`` (j < s) and
     ``d a_j / d phi_i = a_i x a_j`` (i < j): the paper's third-order ``a_kls`` of (31)."""
     M = a.shape[-2]
-    up = np.triu(np.ones((M, M)), 1)                                    # [i, j]: i < j
-    Da = up[..., None] * cross(a[..., :, None, :], a[..., None, :, :])  # [i, j] = d a_j/d phi_i
-    # d(a_j x a_s)/d phi_i = Da[i, j] x a_s + a_j x Da[i, s], for j < s
-    T = (cross(Da[..., :, :, None, :], a[..., None, None, :, :])
-         + cross(a[..., None, :, None, :], Da[..., :, None, :, :]))
+    up = np.triu(np.ones((M, M)), 1)                                    # [j, s]: j < s
+    # d(a_j x a_s)/d phi_i = A[i, j] x a_s + a_j x A[i, s] (A[i, j] = d a_j / d phi_i), j < s
+    T = (cross(A[..., :, :, None, :], a[..., None, None, :, :])
+         + cross(a[..., None, :, None, :], A[..., :, None, :, :]))
     return up[None, :, :, None] * T
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from .errors import TopologyError
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "pack_chain", "model_data", "fast_arrays",
-           "state_arrays", "run", "PARALLEL_BATCH", "cartesian_forward", "loops_forward",
+           "state_arrays", "attempt", "run", "PARALLEL_BATCH", "cartesian_forward", "loops_forward",
            "vereshchagin_forward", "tree_forward", "tree_matrices", "COMPILE_NOTE"]
 
 REVOLUTE, PRISMATIC, WELD = 0, 1, 2
@@ -138,6 +138,32 @@ def fast_arrays(nv, q, qd, tau, t):
     if len(shape) == 1:
         return q.reshape(1, nv), qd.reshape(1, nv), tau.reshape(1, nv), True
     return q, qd, tau, False
+
+
+def attempt(call, nv, q, qd, tau, t, check, what):
+    """Try a compiled kernel on a formulation's inputs.
+
+    ``call(q, qd, tau, out) -> ok`` runs the kernel on (B, nv) arrays. It runs on the inputs
+    as they are when they need no conversion (:func:`fast_arrays`), otherwise on the state
+    ``check()`` returns (the formulation's own input check, which also names bad inputs).
+
+    Returns
+    -------
+    (result, state)
+        ``result`` in the inputs' batch shape, or ``None`` when the kernel declined (a value
+        not finite, a state it does not accept): then the caller runs its NumPy route on
+        ``state`` (``None`` if ``check`` has not run yet).
+    """
+    fast = fast_arrays(nv, q, qd, tau, t)
+    if fast is not None:
+        out = np.zeros(fast[1].shape)
+        if call(*fast[:3], out):
+            return (out[0] if fast[3] else out), None
+    state = check()
+    out = np.zeros(state.qd.shape)
+    if call(*state_arrays(state), out):
+        return state.result(out, what), state
+    return None, state
 
 
 def state_arrays(state):
@@ -259,6 +285,63 @@ def _workspace(ints, geo, body):
 
 
 @nb.njit(**_OPTS)
+def _rodrigues(e, angle, out):
+    """``out = rot(e, angle)`` for a unit axis ``e`` (Rodrigues)."""
+    s, co = np.sin(angle), np.cos(angle)
+    for r in range(3):
+        for k in range(3):
+            out[r, k] = (1.0 - co) * e[r] * e[k] + (co if r == k else 0.0)
+    out[0, 1] -= s * e[2]
+    out[0, 2] += s * e[1]
+    out[1, 0] += s * e[2]
+    out[1, 2] -= s * e[0]
+    out[2, 0] -= s * e[1]
+    out[2, 1] += s * e[0]
+
+
+@nb.njit(**_OPTS)
+def _centres(ints, geo, qd, A, om, rho, r, vel, v):
+    """Centres of mass ``r`` and their velocities ``vel`` (inertial axes) after
+    :func:`_kinematics`: ``r_c = r_p + rho``, ``v_c = v_p + w_p x l_p + e qd (slide) - w_c x
+    rc``, ``l_p`` from the parent's centre and ``rc`` from the child's to the joint point."""
+    e, rc, ri, d, h = v[0], v[1], v[2], v[5], v[7]
+    for k in range(3):
+        r[0, k] = 0.0
+        vel[0, k] = 0.0
+    for i in range(ints.shape[0]):
+        kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
+        _matvec(A[p], geo[i, 0:3], e)
+        _matvec(A[c], geo[i, 15:18], rc)
+        for k in range(3):
+            ri[k] = rho[i, k] + rc[k]
+            r[c, k] = r[p, k] + rho[i, k]
+        _cross(om[p], ri, h)
+        _cross(om[c], rc, d)
+        rate = qd[vk] if kind == 1 else 0.0
+        for k in range(3):
+            vel[c, k] = vel[p, k] + h[k] + e[k] * rate - d[k]
+
+
+@nb.njit(**_OPTS)
+def _joint_wrench(kind, force, e, lever, W):
+    """The wrench ``W`` about a body's centre of mass of a joint force acting on it: a couple
+    ``force e`` (revolute) or a force ``force e`` at the joint point, ``lever`` from the
+    centre (prismatic). The child gets ``+force`` with its lever, the parent ``-force`` with
+    its own."""
+    for k in range(6):
+        W[k] = 0.0
+    if kind == 0:
+        for k in range(3):
+            W[3 + k] = force * e[k]
+    elif kind == 1:
+        for k in range(3):
+            W[k] = force * e[k]
+        W[3] = force * (lever[1] * e[2] - lever[2] * e[1])
+        W[4] = force * (lever[2] * e[0] - lever[0] * e[2])
+        W[5] = force * (lever[0] * e[1] - lever[1] * e[0])
+
+
+@nb.njit(**_OPTS)
 def _kinematics(ints, geo, body, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v):
     """Outward pass shared by the recursions: orientations ``A`` and angular velocities
     ``om`` of the bodies, and per joint ``rho`` (parent's centre -> child's), ``S_k`` and
@@ -280,16 +363,7 @@ def _kinematics(ints, geo, body, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v
         for k in range(3):
             z[k] = 0.0
         if kind == 0:                                   # R_a = rot(e, q) R0 (Rodrigues)
-            s, co = np.sin(q[qk]), np.cos(q[qk])
-            for r in range(3):
-                for k in range(3):
-                    Rj[r, k] = (1.0 - co) * e[r] * e[k] + (co if r == k else 0.0)
-            Rj[0, 1] -= s * e[2]
-            Rj[0, 2] += s * e[1]
-            Rj[1, 0] += s * e[2]
-            Rj[1, 2] -= s * e[0]
-            Rj[2, 0] -= s * e[1]
-            Rj[2, 1] += s * e[0]
+            _rodrigues(e, q[qk], Rj)
             _matmul(Rj, R0[i], R)
         else:                                           # R_a = R0; z_a = e q if prismatic
             R[:, :] = R0[i]
@@ -494,9 +568,8 @@ def _tree_one(ints, geo, body, q, qd, H, hb, A, om, Ms, Qs, w, rho, S, w0, R0, J
 
 
 @nb.njit(**_OPTS)
-def _cholesky_solve(H, b):
-    """Solve ``H x = b`` in place (``b`` becomes ``x``) by ``H = L L^T``; False if ``H`` is
-    not positive definite."""
+def _cholesky_factor(H):
+    """``H = L L^T`` in place (lower triangle); False if ``H`` is not positive definite."""
     n = H.shape[0]
     for j in range(n):
         s = H[j, j]
@@ -511,16 +584,36 @@ def _cholesky_solve(H, b):
             for k in range(j):
                 s -= H[i, k] * H[j, k]
             H[i, j] = s / d
-    for i in range(n):
+    return True
+
+
+@nb.njit(**_OPTS)
+def _lower_solve(L, b, out):
+    for i in range(L.shape[0]):
         s = b[i]
         for k in range(i):
-            s -= H[i, k] * b[k]
-        b[i] = s / H[i, i]
+            s -= L[i, k] * out[k]
+        out[i] = s / L[i, i]
+
+
+@nb.njit(**_OPTS)
+def _upper_solve(L, b, out):
+    n = L.shape[0]
     for i in range(n - 1, -1, -1):
         s = b[i]
         for k in range(i + 1, n):
-            s -= H[k, i] * b[k]
-        b[i] = s / H[i, i]
+            s -= L[k, i] * out[k]
+        out[i] = s / L[i, i]
+
+
+@nb.njit(**_OPTS)
+def _cholesky_solve(H, b):
+    """Solve ``H x = b`` in place (``b`` becomes ``x``) by ``H = L L^T`` (``H`` becomes
+    ``L``); False if ``H`` is not positive definite."""
+    if not _cholesky_factor(H):
+        return False
+    _lower_solve(H, b, b)
+    _upper_solve(H, b, b)
     return True
 
 
@@ -758,38 +851,23 @@ def _cartesian_one(ints, geo, body, q, qd, tau, qdd, A, om, Ms, Qs, rho, S, w0, 
     joint accelerations from the bodies' relative motion. Rows in inertial axes."""
     m = ints.shape[0]
     _kinematics(ints, geo, body, q, qd, A, om, Ms, Qs, rho, S, w0, R0, J0, t3, v)
-    e, rc, ri, d, h = v[0], v[1], v[2], v[5], v[7]
-    for k in range(3):
-        r[0, k] = 0.0
-        vel[0, k] = 0.0
+    e, rc, ri = v[0], v[1], v[2]
     for k in range(6):
         X[0, k] = 0.0
-    # positions and velocities of the centres of mass; joint forces as wrench pairs
-    for i in range(m):
+    _centres(ints, geo, qd, A, om, rho, r, vel, v)
+    for i in range(m):                                   # joint forces as wrench pairs
         kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
-        _matvec(A[p], geo[i, 0:3], e)
-        _matvec(A[c], geo[i, 15:18], rc)                # child's centre -> joint point
-        for k in range(3):
-            ri[k] = rho[i, k] + rc[k]                   # parent's centre -> joint point
-            r[c, k] = r[p, k] + rho[i, k]
-        _cross(om[p], ri, h)
-        _cross(om[c], rc, d)
-        rate = qd[vk] if kind == 1 else 0.0
-        for k in range(3):
-            vel[c, k] = vel[p, k] + h[k] + e[k] * rate - d[k]
-        if kind == 0:                                   # a couple tau e
+        if kind < 2 and tau[vk] != 0.0:
+            _matvec(A[p], geo[i, 0:3], e)
+            _matvec(A[c], geo[i, 15:18], rc)
             for k in range(3):
-                Qs[c, 3 + k] += tau[vk] * e[k]
-                Qs[p, 3 + k] -= tau[vk] * e[k]
-        elif kind == 1:                                 # a force tau e at the joint point
-            _cross(rc, e, h)
-            for k in range(3):
-                Qs[c, k] += tau[vk] * e[k]
-                Qs[c, 3 + k] += tau[vk] * h[k]
-            _cross(ri, e, h)
-            for k in range(3):
-                Qs[p, k] -= tau[vk] * e[k]
-                Qs[p, 3 + k] -= tau[vk] * h[k]
+                ri[k] = rho[i, k] + rc[k]
+            _joint_wrench(kind, tau[vk], e, rc, tmp6)
+            for k in range(6):
+                Qs[c, k] += tmp6[k]
+            _joint_wrench(kind, -tau[vk], e, ri, tmp6)
+            for k in range(6):
+                Qs[p, k] += tmp6[k]
     # the rows of every joint: G[i, 0] (child), G[i, 1] (parent), gamma
     for i in range(m):
         slide = q[ints[i, 3]] if ints[i, 0] == 1 else 0.0
@@ -906,45 +984,6 @@ def cartesian_forward(ints, geo, body, q, qd, tau, qdd):
 
 # ---------------------------------------------------------------- chapter 6: cut joints
 @nb.njit(**_OPTS)
-def _cholesky_factor(H):
-    """``H = L L^T`` in place (lower triangle); False if ``H`` is not positive definite."""
-    n = H.shape[0]
-    for j in range(n):
-        s = H[j, j]
-        for k in range(j):
-            s -= H[j, k] * H[j, k]
-        if not s > 0.0:
-            return False
-        d = np.sqrt(s)
-        H[j, j] = d
-        for i in range(j + 1, n):
-            s = H[i, j]
-            for k in range(j):
-                s -= H[i, k] * H[j, k]
-            H[i, j] = s / d
-    return True
-
-
-@nb.njit(**_OPTS)
-def _lower_solve(L, b, out):
-    for i in range(L.shape[0]):
-        s = b[i]
-        for k in range(i):
-            s -= L[i, k] * out[k]
-        out[i] = s / L[i, i]
-
-
-@nb.njit(**_OPTS)
-def _upper_solve(L, b, out):
-    n = L.shape[0]
-    for i in range(n - 1, -1, -1):
-        s = b[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * out[k]
-        out[i] = s / L[i, i]
-
-
-@nb.njit(**_OPTS)
 def _loops_one(ints, geo, body, cints, cgeo, q_tree, v_tree, q, qd, tau, qdd, A, om, Ms, Qs,
                w, rho, S, w0, R0, J0, t3, v, f, Ic, F, Ma, up, r, vel, J, X, qT, qdT, tauT,
                Hm, hb, G, gam, tmp6, rcond, tol):
@@ -962,26 +1001,15 @@ def _loops_one(ints, geo, body, cints, cgeo, q_tree, v_tree, q, qd, tau, qdd, A,
     _tree_one(ints, geo, body, qT, qdT, Hm, hb, A, om, Ms, Qs, w, rho, S, w0, R0, J0, t3, v,
               f, Ic, F, Ma, up)
     e, rc, ri, d, h = v[0], v[1], v[2], v[5], v[7]
-    for k in range(3):
-        r[0, k] = 0.0
-        vel[0, k] = 0.0
+    _centres(ints, geo, qdT, A, om, rho, r, vel, v)
     for col in range(N):
         for k in range(6):
             J[0, k, col] = 0.0
     scale = 1.0
-    for i in range(m):                                   # positions, velocities, Jacobians
+    for i in range(m):                                   # the bodies' Jacobians
         kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
-        _matvec(A[p], geo[i, 0:3], e)
-        _matvec(A[c], geo[i, 15:18], rc)
         for k in range(3):
-            ri[k] = rho[i, k] + rc[k]
-            r[c, k] = r[p, k] + rho[i, k]
             scale = max(scale, 1.0 + abs(r[c, k]))
-        _cross(om[p], ri, h)
-        _cross(om[c], rc, d)
-        rate = qdT[vk] if kind == 1 else 0.0
-        for k in range(3):
-            vel[c, k] = vel[p, k] + h[k] + e[k] * rate - d[k]
         for col in range(N):                             # v_c = v_p + w_p x rho
             for k in range(3):
                 J[c, 3 + k, col] = J[p, 3 + k, col]
@@ -1007,16 +1035,7 @@ def _loops_one(ints, geo, body, cints, cgeo, q_tree, v_tree, q, qd, tau, qdd, A,
             for bb in range(3):
                 Rj[a, bb] = 1.0 if a == bb else 0.0
         if kind == 0:
-            s_, co = np.sin(qj), np.cos(qj)
-            for a in range(3):
-                for bb in range(3):
-                    Rj[a, bb] = (1.0 - co) * g[a] * g[bb] + (co if a == bb else 0.0)
-            Rj[0, 1] -= s_ * g[2]
-            Rj[0, 2] += s_ * g[1]
-            Rj[1, 0] += s_ * g[2]
-            Rj[1, 2] -= s_ * g[0]
-            Rj[2, 0] -= s_ * g[1]
-            Rj[2, 1] += s_ * g[0]
+            _rodrigues(g[0:3], qj, Rj)
         for a in range(3):                               # R = Rj R0
             for bb in range(3):
                 acc = 0.0
@@ -1076,30 +1095,18 @@ def _loops_one(ints, geo, body, cints, cgeo, q_tree, v_tree, q, qd, tau, qdd, A,
             for k in range(3):
                 h[k] = cgeo[j, 12 + k] + (cgeo[j, k] * slide if kind == 1 else 0.0)
             _matvec(A[p], h, ri)
-            for k in range(6):
-                tmp6[k] = 0.0
-            if kind == 0:
-                for k in range(3):
-                    tmp6[3 + k] = tau[vk] * e[k]
-            else:
-                _cross(rc, e, h)
-                for k in range(3):
-                    tmp6[k] = tau[vk] * e[k]
-                    tmp6[3 + k] = tau[vk] * h[k]
+            _joint_wrench(kind, tau[vk], e, rc, tmp6)
             for col in range(N):                          # J_c^T W_c
                 acc = 0.0
                 for k in range(6):
                     acc += J[c, k, col] * tmp6[k]
                 rhs[col] += acc
-            if kind == 1:
-                _cross(ri, e, h)
-                for k in range(3):
-                    tmp6[3 + k] = tau[vk] * h[k]
-            for col in range(N):                          # J_p^T W_p, W_p = -W at p
+            _joint_wrench(kind, -tau[vk], e, ri, tmp6)
+            for col in range(N):                          # J_p^T W_p
                 acc = 0.0
                 for k in range(6):
                     acc += J[p, k, col] * tmp6[k]
-                rhs[col] -= acc
+                rhs[col] += acc
     # minimum-norm multipliers: A = L L^T, Y = L^-1 H^T = U s V^T
     if not _cholesky_factor(Hm):
         return False

@@ -56,8 +56,7 @@ import scipy.linalg
 
 from . import tree as _tree_formulation
 from .cartesian import system as _cartesian
-from .compiled import (PRISMATIC, REVOLUTE, WELD, fast_arrays, loops_forward, model_data,
-                       state_arrays)
+from .compiled import PRISMATIC, REVOLUTE, WELD, attempt, loops_forward, model_data
 from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
 from .graph import incidence_matrix, path_matrix, spanning_tree
@@ -803,17 +802,15 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
         raise ModelError("the compiled cut-joint method needs the default cut, planar=None, no "
                          "extra constraints, revolute, prismatic and fixed joints, gravity as "
                          "the only load and a fixed base; use compiled=None")
+    state = None
     if kernel is not None:
-        fast = fast_arrays(model.nv, q, qd, tau, t)
-        if fast is not None:
-            out = np.zeros(fast[1].shape)
-            if loops_forward(*kernel, *fast[:3], out, _RCOND, _KERNEL_TOL):
-                return out[0] if fast[3] else out
-    state = _checked(model, q, qd, tau, t)
-    if kernel is not None:
-        out = np.zeros(state.qd.shape)
-        if loops_forward(*kernel, *state_arrays(state), out, _RCOND, _KERNEL_TOL):
-            return state.result(out, "mb.loops.forward_dynamics")
+        out, state = attempt(lambda *a: loops_forward(*kernel, *a, _RCOND, _KERNEL_TOL),
+                             model.nv, q, qd, tau, t, lambda: _checked(model, q, qd, tau, t),
+                             "mb.loops.forward_dynamics")
+        if out is not None:
+            return out
+    if state is None:
+        state = _checked(model, q, qd, tau, t)
     sol = _solve(model, data, state, user, True, "mb.loops.forward_dynamics")
     return state.result(sol.qdd, "mb.loops.forward_dynamics")
 

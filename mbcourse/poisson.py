@@ -87,7 +87,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from . import sim as _sim
-from .compiled import fast_arrays, model_data, run, state_arrays, vereshchagin_forward
+from .compiled import attempt, model_data, run, vereshchagin_forward
 from .errors import ShapeError, SingularSystemError
 from .spatial import cross, mv, skew, transpose
 
@@ -503,20 +503,20 @@ def velocities(model, q, p, *, t=0.0, solver="sweep", return_momenta=False):
     """
     _check_solver(solver)
     kernel = model_data(model) if solver == "sweep" and not return_momenta else None
+    state = None
     if kernel is not None:
         # the compiled sweep: chapter 4's articulated elimination with the velocity terms
         # and gravity switched off solves M qd = p in O(n) (mbcourse.compiled)
-        fast = fast_arrays(kernel[4], q, p, None, t)
-        if fast is not None:
-            out = np.empty(fast[1].shape)
-            if run(vereshchagin_forward, kernel, fast[0], fast[2], fast[1], out, gravity=False):
-                return out[0] if fast[3] else out
-    state = _momentum_state(model, q, p, t=t)
-    if kernel is not None:
-        out = np.empty(state.qd.shape)
-        q2, p2, _ = state_arrays(state)
-        if run(vereshchagin_forward, kernel, q2, np.zeros_like(p2), p2, out, gravity=False):
-            return state.result(out, "mb.poisson.velocities")
+        def call(q_, p_, _, out):
+            return run(vereshchagin_forward, kernel, q_, np.zeros_like(p_), p_, out,
+                       gravity=False)
+
+        out, state = attempt(call, kernel[4], q, p, None, t,
+                             lambda: _momentum_state(model, q, p, t=t), "mb.poisson.velocities")
+        if out is not None:
+            return out
+    if state is None:
+        state = _momentum_state(model, q, p, t=t)
     with np.errstate(over="ignore", invalid="ignore"):
         _, _, _, qd, _, mu = _solve(model, state, solver)
     what = "mb.poisson.velocities"

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compiled import fast_arrays, model_data, run, state_arrays, vereshchagin_forward
+from .compiled import attempt, model_data, run, vereshchagin_forward
 from .errors import ModelError, SingularSystemError
 from .spatial import cross, skew
 
@@ -495,15 +495,14 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
         if k.kernel is None and compiled:
             raise ModelError("the compiled recursion needs revolute, prismatic and fixed joints, "
                              "gravity as the only load and a fixed base; use compiled=None")
-        fast = None if k.kernel is None else fast_arrays(k.kernel[4], q, qd, tau, t)
-        if fast is not None:
-            out = np.empty(fast[1].shape)
-            if run(vereshchagin_forward, k.kernel, *fast[:3], out):
-                return out[0] if fast[3] else out
-    state = model.check_state(q, qd, tau, t=t)
-    if k.kernel is not None and compiled is not False:   # lists, other dtypes, broadcasting
-        out = np.empty(state.qd.shape)
-        if run(vereshchagin_forward, k.kernel, *state_arrays(state), out):
-            return state.result(out, "mb.vereshchagin.forward_dynamics")
+    state = None
+    if k.kernel is not None and compiled is not False:
+        out, state = attempt(lambda *a: run(vereshchagin_forward, k.kernel, *a), k.kernel[4],
+                             q, qd, tau, t, lambda: model.check_state(q, qd, tau, t=t),
+                             "mb.vereshchagin.forward_dynamics")
+        if out is not None:
+            return out
+    if state is None:
+        state = model.check_state(q, qd, tau, t=t)
     qdd, _, _, _ = _recursion(model, state)
     return state.result(qdd, "mb.vereshchagin.forward_dynamics")

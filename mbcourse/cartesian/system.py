@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..compiled import cartesian_forward, fast_arrays, model_data, run, state_arrays
+from ..compiled import attempt, cartesian_forward, model_data, run
 from ..errors import InconsistentStateError, ModelError, ShapeError
 from ..joints import perpendicular_basis
 from ..spatial import cross, mv, transpose
@@ -941,17 +941,15 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=No
         raise ModelError("the compiled Cartesian route needs solver='ldlt', planar=None, "
                          "revolute, prismatic and fixed joints pointing away from the base, "
                          "gravity as the only load and a fixed base; use compiled=None")
+    state = None
     if kernel is not None:
-        fast = fast_arrays(kernel[4], q, qd, tau, t)
-        if fast is not None:
-            out = np.empty(fast[1].shape)
-            if run(cartesian_forward, kernel, *fast[:3], out):
-                return out[0] if fast[3] else out
-    state = _checked(model, q, qd, tau, t)
-    if kernel is not None:
-        out = np.empty(state.qd.shape)
-        if run(cartesian_forward, kernel, *state_arrays(state), out):
-            return state.result(out, "mb.cartesian.forward_dynamics")
+        out, state = attempt(lambda *a: run(cartesian_forward, kernel, *a), kernel[4], q, qd,
+                             tau, t, lambda: _checked(model, q, qd, tau, t),
+                             "mb.cartesian.forward_dynamics")
+        if out is not None:
+            return out
+    if state is None:
+        state = _checked(model, q, qd, tau, t)
     with np.errstate(over="ignore", invalid="ignore"):
         eq, ddX, _ = _solve_state(model, state, solver, planar, redundant, True)
         out = joint_accelerations(model, eq.states, ddX, state.q, state.qd, eq.planar)

@@ -43,7 +43,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..compiled import fast_arrays, model_data, run, state_arrays, tree_forward
+from ..compiled import attempt, model_data, run, tree_forward
 from ..errors import ModelError, ShapeError, SingularSystemError
 from ..spatial import cross, mv, transpose
 
@@ -450,17 +450,15 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
         raise ModelError("the compiled tree equations need revolute, prismatic and fixed joints "
                          "pointing away from the base, gravity as the only load and a fixed "
                          "base; use compiled=None")
+    state = None
     if kernel is not None:
-        fast = fast_arrays(kernel[4], q, qd, tau, t)
-        if fast is not None:
-            out = np.empty(fast[1].shape)
-            if run(tree_forward, kernel, *fast[:3], out):
-                return out[0] if fast[3] else out
-    state = model.check_state(q, qd, tau, t=t)
-    if kernel is not None:               # lists, other dtypes, broadcasting: checked, then fast
-        out = np.empty(state.qd.shape)
-        if run(tree_forward, kernel, *state_arrays(state), out):
-            return state.result(out, "mb.tree.forward_dynamics")
+        out, state = attempt(lambda *a: run(tree_forward, kernel, *a), kernel[4], q, qd, tau, t,
+                             lambda: model.check_state(q, qd, tau, t=t),
+                             "mb.tree.forward_dynamics")
+        if out is not None:
+            return out
+    if state is None:
+        state = model.check_state(q, qd, tau, t=t)
     with np.errstate(over="ignore", invalid="ignore"):
         Amat, Bvec = _assemble(model, state.q, state.qd, state.t)
         out = _solve_spd(Amat, Bvec + state.tau, "mb.tree.forward_dynamics")
