@@ -1,4 +1,9 @@
-"""Offline-safe HTML for matplotlib animations.
+"""Drawings of a Model, and offline-safe HTML for matplotlib animations.
+
+:func:`draw` draws any :class:`~mbcourse.Model` at a configuration: each body as
+lines from its centre of mass to the points of its joints, the joints, the
+ground, the springs, and (on request) the hinge vectors. Because the picture is
+computed from the Model, the drawing and the equations can never disagree.
 
 :meth:`matplotlib.animation.Animation.to_jshtml` produces a self-contained
 player, except for its buttons: the template loads Font Awesome 4 from a CDN
@@ -18,11 +23,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from IPython.display import HTML
     from matplotlib.animation import Animation
 
-__all__ = ["jshtml", "offline_jshtml", "show_animation"]
+__all__ = ["draw", "jshtml", "offline_jshtml", "show_animation"]
 
 # The <link> to Font Awesome that matplotlib's HTMLWriter template puts first.
 _FA_LINK = re.compile(
@@ -189,3 +196,156 @@ def show_animation(anim: Animation, *, close: bool = True, **kwargs: Any) -> HTM
 
         plt.close(anim._fig)
     return HTML(html)
+
+
+_PLANES = {"xy": (0, 1), "xz": (0, 2), "yz": (1, 2), "zx": (2, 0), "zy": (2, 1), "yx": (1, 0)}
+
+
+def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True,
+         hinge_vectors=False, color=None, alpha=1.0, lw=4.0):
+    """Draw a model at a configuration, labelled, with matplotlib.
+
+    Every moving body is drawn as thick lines from its centre of mass to the
+    points where its joints attach (for a link hinged at both ends with its
+    centre between them, a straight bar); a joint is a small circle at its
+    point on the child, and a sliding joint's travel is a dotted line from its
+    point on the parent; a joint held by the base is marked by a grey triangle;
+    a spring is a dashed line.
+    All positions come from :meth:`Model.body_poses`, so the picture is the
+    model's, not a sketch of it.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (nq,), optional
+        Configuration; default :meth:`Model.neutral_q`.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted. A 3D axes (``projection='3d'``)
+        gets the three-dimensional picture and ``plane`` is ignored.
+    plane : {'xy', 'xz', 'yz', 'zx', 'zy', 'yx'}
+        Which inertial coordinates become the horizontal and vertical axes.
+    t : float
+        Time, for a prescribed base motion.
+    labels : bool
+        Write the bodies' and joints' names.
+    centres : bool
+        Mark the centres of mass.
+    hinge_vectors : bool
+        Draw Wittenburg's hinge vectors (from a body's centre of mass to each of
+        its joint points) as arrows.
+    color : colour, optional
+        One colour for every body (for ghost images of earlier poses); default
+        a distinct colour per body.
+    alpha, lw : float
+        Transparency and width of the bodies' lines.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    ModelError
+        ``plane`` is not one of the names above.
+    ShapeError
+        ``q`` is not a finite vector of length ``model.nq``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import mbcourse as mb
+    >>> model = mb.models.double_pendulum()
+    >>> ax = draw(model, [0.5, 1.0])
+    >>> sorted(t.get_text() for t in ax.texts)[:2]
+    ['A', 'B']
+    >>> len(ax.lines) > 0
+    True
+    """
+    import matplotlib.pyplot as plt
+
+    from .errors import ModelError
+
+    three_d = ax is not None and getattr(ax, "name", "") == "3d"
+    if not three_d and plane not in _PLANES:
+        raise ModelError(f"plane must be one of {sorted(_PLANES)}, got {plane!r}")
+    q = model.neutral_q() if q is None else q
+    q = model.check_q(q)
+    if q.ndim != 1:
+        from .errors import ShapeError
+
+        raise ShapeError(f"draw takes one configuration q of shape ({model.nq},), "
+                         f"got shape {q.shape}")
+    r, A = model.body_poses(q, t=t)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 4))
+    h, v = _PLANES.get(plane, (0, 1))
+
+    def xy(p):
+        return (p[0], p[1], p[2]) if three_d else (p[h], p[v])
+
+    def seg(a, b, **kw):
+        if three_d:
+            ax.plot([a[0], b[0]], [a[1], b[1]], [a[2], b[2]], **kw)
+        else:
+            ax.plot([a[h], b[h]], [a[v], b[v]], **kw)
+
+    def text(p, s, **kw):
+        if three_d:
+            ax.text(p[0], p[1], p[2], s, **kw)
+        else:
+            ax.annotate(s, (p[h], p[v]), textcoords="offset points", **kw)
+
+    on_parent = [r[j.parent] + A[j.parent] @ (j.parent_point + j.z(q[j.q_slice]))
+                 for j in model.joints]
+    anchor = [r[j.parent] + A[j.parent] @ j.parent_point for j in model.joints]
+    on_child = [r[j.child] + A[j.child] @ j.child_point for j in model.joints]
+    for b in range(1, model.n + 1):
+        c = color if color is not None else f"C{(b - 1) % 10}"
+        points = ([on_child[k] for k, j in enumerate(model.joints) if j.child == b]
+                  + [anchor[k] for k, j in enumerate(model.joints) if j.parent == b])
+        for s in model.springs:
+            for body, point in ((s.body_a, s.point_a), (s.body_b, s.point_b)):
+                if body == b:
+                    points.append(r[b] + A[b] @ point)
+        if not points or max(np.linalg.norm(p - r[b]) for p in points) < 1e-12:
+            # a point mass or a body whose joints sit at its centre: a block
+            ax.plot(*xy(r[b]), "s", ms=3 * lw, color=c, alpha=alpha,
+                    label=model.bodies[b].name)
+        else:
+            first = True
+            for p in points:
+                seg(r[b], p, color=c, lw=lw, alpha=alpha, solid_capstyle="round",
+                    label=model.bodies[b].name if first else None)
+                first = False
+        if centres:
+            ax.plot(*xy(r[b]), "o", ms=lw + 2, mfc=c, mec="k", alpha=alpha, zorder=4)
+        if labels:
+            extra = {} if three_d else {"xytext": (6, 6)}
+            text(r[b], model.bodies[b].name, color=c, fontsize=9, **extra)
+        if hinge_vectors and not three_d:
+            for p in points:
+                ax.annotate("", (p[h], p[v]), (r[b][h], r[b][v]),
+                            arrowprops=dict(arrowstyle="->", color="k", lw=1), zorder=5)
+    for k, j in enumerate(model.joints):
+        if j.parent == 0 and j.nv < 6:      # held by the base (a free joint holds nothing)
+            ax.plot(*xy(anchor[k]), "^", ms=12, color="0.55", zorder=1)
+        if np.linalg.norm(on_parent[k] - anchor[k]) > 1e-12:      # a slide
+            seg(anchor[k], on_parent[k], color="0.4", lw=1.5, ls=":")
+        ax.plot(*xy(on_child[k]), "o", ms=6, mfc="white", mec="k", zorder=6,
+                alpha=alpha)
+        if labels:
+            if three_d:
+                text(on_child[k], j.name, fontsize=8)
+            else:
+                text(on_child[k], j.name, xytext=(5, -12), fontsize=8)
+    for s in model.springs:
+        a = r[s.body_a] + A[s.body_a] @ s.point_a
+        b = r[s.body_b] + A[s.body_b] @ s.point_b
+        seg(a, b, color="k", lw=1, ls="--", alpha=alpha)
+    if not three_d:
+        ax.set_aspect("equal", adjustable="datalim")
+        names = "xyz"
+        ax.set_xlabel(f"{names[h]} [m]")
+        ax.set_ylabel(f"{names[v]} [m]")
+    return ax
