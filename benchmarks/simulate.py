@@ -12,6 +12,8 @@ Writes ``results/simulations.md``:
   ``sympy.physics.mechanics`` user writes: Lagrange's equations, ``lambdify``, a solve);
   every route ends at the same state (checked);
 * chapter 6's cut-joint method per call, compiled and NumPy;
+* ``mb.symbolic`` on a six-joint spatial arm: derive, lambdify and compile times, one call
+  and batched calls;
 * the compile time of the kernels in a fresh numba cache (a subprocess with an empty
   ``NUMBA_CACHE_DIR``) and their load time from the cache.
 """
@@ -199,6 +201,59 @@ def loops_per_call():
     return "\n".join(lines) + "\n"
 
 
+def symbolic_arm():
+    """mb.symbolic on a six-joint spatial arm (the benchmark chain, n = 6): derive, lambdify,
+    the numba compilation of the lambdified code, and the cost of a call, single and batched,
+    next to Pinocchio's aba on the same arm."""
+    import timeit
+
+    def best(f, number=None):
+        out = []
+        for _ in range(5):
+            if number is None:
+                n, t = timeit.Timer(f).autorange()
+            else:
+                n, t = number, timeit.Timer(f).timeit(number)
+            out.append(t / n)
+        return min(out)
+
+    model = systems.mbcourse_model("chain", 6)
+    t0 = time.perf_counter()
+    sym = mb.symbolic.derive(model)
+    t1 = time.perf_counter()
+    fns = mb.symbolic.lambdify(sym, compiled=False)
+    t2 = time.perf_counter()
+    fast = mb.symbolic.lambdify(sym, compiled=True)
+    rng = np.random.default_rng(0)
+    q, qd = rng.uniform(-1, 1, (2, 6))
+    Q, QD = rng.uniform(-1, 1, (2, 1000, 6))
+    err = np.max(np.abs(fast.forward_dynamics(q, qd) - mb.tree.forward_dynamics(model, q, qd)))
+    single_math = best(lambda: fns.forward_dynamics(q, qd))
+    single_fast = best(lambda: fast.forward_dynamics(q, qd))
+    batched = best(lambda: fns.forward_dynamics(Q, QD), number=3) / 1000
+    lines = ["## Symbolic: six-joint spatial arm (mb.symbolic)\n",
+             f"* derive (Lagrange's equations, simplify where an entry has <= "
+             f"{mb.symbolic._SIMPLIFY_OPS} operations): {t1 - t0:.1f} s; "
+             f"lambdify with CSE: {t2 - t1:.1f} s; numba compilation of the CSE code "
+             f"(once per function, automatic after {mb.symbolic.COMPILE_AFTER} single calls): "
+             f"{fast.compile_seconds:.1f} s",
+             f"* one call: compiled {single_fast * 1e6:.1f} us, math-module code "
+             f"{single_math * 1e6:.0f} us; batched (B = 1000, NumPy): "
+             f"{batched * 1e6:.1f} us per configuration; max |qdd - mb.tree| = {err:.1e}"]
+    try:
+        import pinocchio as pin
+
+        pm = systems.pinocchio_model("chain", 6)
+        data = pm.createData()
+        z = np.zeros(6)
+        ref = best(lambda: pin.aba(pm, data, q, qd, z))
+        lines.append(f"* Pinocchio aba on the same arm: {ref * 1e6:.1f} us "
+                     f"(compiled symbolic call / aba = {single_fast / ref:.1f}x)")
+    except ImportError:
+        pass
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(HERE / "results"))
@@ -213,6 +268,7 @@ def main(argv=None):
     q0 = 0.3 * np.random.default_rng(0).normal(size=30)
     text.append(case("30-body tree (benchmark system), 2 s, rtol 1e-10", tree, q0, 2.0, 1e-10))
     text.append(loops_per_call())
+    text.append(symbolic_arm())
     cold, warm = compile_times()
     text.append("## Compiled kernels: first call, seconds\n")
     text.append(f"* empty numba cache (compiles): {cold}")

@@ -1,0 +1,45 @@
+"""mb.symbolic.lambdify: the compiled single-call route equals the sympy/NumPy route and the
+numeric formulations, and compiles itself only after repeated single calls."""
+import numpy as np
+import pytest
+
+import mbcourse as mb
+
+
+@pytest.fixture(scope="module")
+def arm():
+    model = mb.models.spatial_manipulator()
+    return model, mb.symbolic.derive(model)
+
+
+def test_compiled_equals_numpy_and_tree(arm):
+    model, sym = arm
+    plain = mb.symbolic.lambdify(sym, compiled=False)
+    fast = mb.symbolic.lambdify(sym, compiled=True)
+    assert fast.compiled and not plain.compiled and fast.compile_seconds > 0
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q, qd, tau = rng.uniform(-2, 2, (3, model.nv))
+        a = fast.forward_dynamics(q, qd, tau)
+        b = plain.forward_dynamics(q, qd, tau)
+        c = mb.tree.forward_dynamics(model, q, qd, tau)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(a, c, rtol=1e-10, atol=1e-10)
+    # a batch still takes the NumPy route and agrees
+    Q, QD = rng.uniform(-2, 2, (2, 4, model.nv))
+    np.testing.assert_allclose(fast.forward_dynamics(Q, QD),
+                               mb.tree.forward_dynamics(model, Q, QD), rtol=1e-10, atol=1e-10)
+
+
+def test_compiles_after_repeated_single_calls(arm, monkeypatch):
+    model, sym = arm
+    monkeypatch.setattr(mb.symbolic, "COMPILE_AFTER", 3)
+    fns = mb.symbolic.lambdify(sym)
+    q, qd = np.full(model.nv, 0.2), np.full(model.nv, -0.1)
+    first = fns.forward_dynamics(q, qd)
+    for _ in range(3):
+        assert not fns.compiled
+        fns.forward_dynamics(q, qd)
+    assert fns.forward_dynamics(q, qd).shape == (model.nv,)
+    assert fns.compiled
+    np.testing.assert_allclose(fns.forward_dynamics(q, qd), first, rtol=1e-12, atol=1e-12)
