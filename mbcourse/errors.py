@@ -29,6 +29,7 @@ __all__ = [
     "ShapeError",
     "SingularSystemError",
     "InconsistentStateError",
+    "IntegrationError",
 ]
 
 
@@ -65,3 +66,9 @@ class SingularSystemError(MbcourseError, ArithmeticError):
 class InconsistentStateError(MbcourseError, ValueError):
     """A state violates the constraints it must satisfy (e.g. a closed loop that does not
     close, or velocities that break a loop), beyond the stated tolerance."""
+
+
+class IntegrationError(MbcourseError, RuntimeError):
+    """A time integration stopped before its end (the step size fell below the integrator's
+    floor: a singular configuration, a stiff spring, or a tolerance the arithmetic cannot
+    reach). The message says where it stopped and what to try."""

@@ -57,7 +57,7 @@ import scipy.linalg
 from . import tree as _tree_formulation
 from .cartesian import system as _cartesian
 from .compiled import PRISMATIC, REVOLUTE, WELD, attempt, loops_forward, model_data
-from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
+from .errors import (InconsistentStateError, IntegrationError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
 from .graph import incidence_matrix, path_matrix, spanning_tree
 from .model import State
@@ -1529,7 +1529,7 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, stabilization=DEFAULT_STA
             sol = scipy.integrate.solve_ivp(system.rhs, (t0, t1), y0, method=method, rtol=rtol,
                                             atol=atol, t_eval=t_eval, max_step=max_step)
             if sol.status < 0:
-                raise MbcourseError(f"mb.loops.simulate: the integration failed at "
+                raise IntegrationError(f"mb.loops.simulate: the integration failed at "
                                     f"t={sol.t[-1]:.6g}: {sol.message}")
             ts, Y = sol.t, sol.y.T
         QT = system.red.normalize_q(Y[:, :system.nq])
@@ -1579,7 +1579,7 @@ def _projected(system, t0, t1, y0, t_eval, method, rtol, atol, max_step):
         t_prev = solver.t
         message = solver.step()
         if solver.status == "failed":
-            raise MbcourseError(f"mb.loops.simulate: the integration failed at "
+            raise IntegrationError(f"mb.loops.simulate: the integration failed at "
                                 f"t={solver.t:.6g}: {message}")
         if t_eval is not None:
             inside = t_eval[(t_eval > t_prev) & (t_eval <= solver.t)]
@@ -1666,7 +1666,7 @@ def _partitioned(system, t0, t1, qT0, vT0, t_eval, method, rtol, atol, max_step,
                                         t_eval=te, max_step=max_step, dense_output=True,
                                         events=ill if dep.size else None)
         if sol.status < 0:
-            raise MbcourseError(f"mb.loops.simulate: the integration failed at "
+            raise IntegrationError(f"mb.loops.simulate: the integration failed at "
                                 f"t={sol.t[-1]:.6g}: {sol.message}")
         # the samples' dependent coordinates, marching through the integrator's steps so
         # that every Newton solve starts next to its answer (same assembly branch)

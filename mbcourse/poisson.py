@@ -88,7 +88,8 @@ from scipy.integrate import solve_ivp
 
 from . import sim as _sim
 from .compiled import attempt, model_data, run, vereshchagin_forward
-from .errors import ShapeError, SingularSystemError
+from .errors import IntegrationError, ShapeError, SingularSystemError
+
 from .spatial import cross, mv, skew, transpose
 
 __all__ = ["SOLVERS", "ImpulseData", "prepare", "momenta", "velocities", "pdot",
@@ -753,7 +754,8 @@ def simulate(model, t_span, q0, qd0, tau=None, *, solver="sweep", method="DOP853
     sol = solve_ivp(rhs, (t0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
                     max_step=max_step, dense_output=dense_output)
     if sol.status < 0:
-        raise ShapeError(f"the integration failed: {sol.message}")
+        raise IntegrationError(f"mb.poisson.simulate: the integration stopped at "
+                               f"t={sol.t[-1]:.6g}: {sol.message.rstrip('.')}. " + _sim._STOPPED_HINT)
     q = model.normalize_q(sol.y[:nq].T)
     p = sol.y[nq:nq + nv].T
     if model.base_motion is None:

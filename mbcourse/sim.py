@@ -39,7 +39,11 @@ import numpy as np
 from .spatial import cross
 from scipy.integrate import solve_ivp
 
-from .errors import ShapeError, TopologyError
+from .errors import IntegrationError, ShapeError, TopologyError
+
+_STOPPED_HINT = ("A singular configuration (a joint along which no mass moves), a very stiff "
+                 "spring or a tolerance below about 1e-13 makes the step size collapse; try a "
+                 "looser rtol/atol, method='Radau' for stiff springs, or a shorter t_span")
 
 __all__ = ["SimData", "prepare", "simulate", "initial_state", "Trajectory", "momentum"]
 
@@ -319,7 +323,8 @@ def simulate(model, forward_dynamics, t_span, q0, qd0, tau=None, *, method="DOP8
     sol = solve_ivp(rhs, (t0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
                     max_step=max_step, dense_output=dense_output)
     if sol.status < 0:
-        raise ShapeError(f"the integration failed: {sol.message}")
+        raise IntegrationError(f"mb.sim.simulate: the integration stopped at t={sol.t[-1]:.6g} "
+                               f"of {t1:g}: {sol.message.rstrip('.')}. " + _STOPPED_HINT)
     q = model.normalize_q(sol.y[:nq].T)
     dissipated = sol.y[-1] if data.damped else None
     return Trajectory(model, sol.t, q, sol.y[nq:nq + nv].T, sol, dissipated)

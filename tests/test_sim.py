@@ -154,3 +154,11 @@ def test_force_callbacks_take_t_q_qd():
     with pytest.raises(mb.ShapeError, match="tau"):
         mb.sim.simulate(model, mb.tree.forward_dynamics, (0.0, 1.0), [0, 0], [0, 0],
                         tau=np.zeros(3))
+
+
+def test_integration_failure_is_named_not_a_shape_error():
+    # qd' = 50 qd^3 blows up in finite time: the integrator's step collapses near t = 0.01
+    model = mb.models.double_pendulum()
+    with pytest.raises(mb.errors.IntegrationError, match=r"stopped at t=0\.00\d+ of 1.*rtol"):
+        mb.sim.simulate(model, mb.tree.forward_dynamics, (0, 1), [0.0, 0.0], [1.0, 0.0],
+                        tau=lambda t, q, qd: np.array([50 * qd[0] ** 3, 0.0]))

@@ -97,7 +97,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.integrate
 
-from ..errors import InconsistentStateError, MbcourseError, ModelError, ShapeError
+from ..errors import (InconsistentStateError, IntegrationError, MbcourseError, ModelError,
+                      ShapeError)
 from ..spatial import matrix_to_quat, mv, quat_multiply, quat_rate_matrix, quat_to_matrix
 from .system import (BodyStates, assemble, joint_coordinates, joint_wrenches, prepare,
                      resolve_planar)
@@ -914,7 +915,7 @@ def simulate(model, t_span, q0=None, qd0=None, *, y0=None, tau=None, method="DOP
     sol = scipy.integrate.solve_ivp(f, (ts[0], ts[1]), y_init, method=method, rtol=rtol,
                                     atol=atol, t_eval=t_eval, **options)
     if sol.status < 0:
-        raise MbcourseError(
+        raise IntegrationError(
             f"the integration failed at t={sol.t[-1]:.6g}: {sol.message} (too large Baumgarte "
             "gains make the equations stiff, or a closed loop passes a singular configuration "
             "where its mobility jumps: mb.loops.simulate with projection passes such points)")
