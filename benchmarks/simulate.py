@@ -235,7 +235,8 @@ def symbolic_arm():
              f"* derive (Lagrange's equations, simplify where an entry has <= "
              f"{mb.symbolic._SIMPLIFY_OPS} operations): {t1 - t0:.1f} s; "
              f"lambdify with CSE: {t2 - t1:.1f} s; numba compilation of the CSE code "
-             f"(once per function, automatic after {mb.symbolic.COMPILE_AFTER} single calls): "
+             f"(once per function; by default it happens once the single calls have taken the "
+             f"expected compile time, here {fns.expected_compile_seconds:.1f} s): "
              f"{fast.compile_seconds:.1f} s",
              f"* one call: compiled {single_fast * 1e6:.1f} us, math-module code "
              f"{single_math * 1e6:.0f} us; batched (B = 1000, NumPy): "

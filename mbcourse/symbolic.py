@@ -34,7 +34,8 @@ import numpy as np
 
 from .errors import ModelError
 
-__all__ = ["SymbolicModel", "derive", "mass_matrix", "lambdify", "COMPILE_AFTER"]
+__all__ = ["SymbolicModel", "derive", "mass_matrix", "lambdify", "COMPILE_BASE",
+           "COMPILE_PER_LINE"]
 
 #: Largest entry of ``H`` (in sympy operations) that ``derive(simplify=True)`` simplifies.
 _SIMPLIFY_OPS = 300
@@ -279,13 +280,15 @@ def lambdify(sym, cse=True, compiled=None):
     become two functions each: one on Python floats with the ``math`` module (a single
     configuration: no per-operation NumPy overhead) and one on NumPy arrays (a batch).
 
-    A simulation calls ``forward_dynamics`` on one configuration thousands of times. After
-    :data:`COMPILE_AFTER` such calls (or at once with ``compiled=True``) the same
-    common-subexpression code is compiled with numba, together with a Cholesky solve, and
-    single calls use it: a six-joint arm then costs a few microseconds a call instead of
-    about fifty (the compilation takes seconds and happens once per function; ``fns.
-    compile_seconds`` records it). ``compiled=False`` never compiles. One-off calls never
-    wait for a compiler.
+    A simulation calls ``forward_dynamics`` on one configuration thousands of times. The
+    same common-subexpression code can be compiled with numba, together with a Cholesky
+    solve: a six-joint arm then costs about 3 microseconds a call instead of about sixty, but
+    the compilation takes seconds (about 0.25 s plus 6 ms per line of generated code, once
+    per function; ``fns.compile_seconds`` records it). By default (``compiled=None``) the
+    functions compile themselves once the single calls have spent as much time as the
+    compilation is expected to take, the rule that never costs more than twice the better
+    choice made in hindsight: one-off calls and short simulations never wait for a compiler,
+    long ones get the compiled code. ``compiled=True`` compiles at once, ``False`` never.
 
     Parameters
     ----------
@@ -294,8 +297,8 @@ def lambdify(sym, cse=True, compiled=None):
     cse : bool
         Common-subexpression elimination in the generated code.
     compiled : bool or None
-        ``None``: compile after :data:`COMPILE_AFTER` single calls; ``True``: now;
-        ``False``: never.
+        ``None``: compile when the single calls have taken as long as compiling would;
+        ``True``: now; ``False``: never.
 
     Examples
     --------
@@ -312,6 +315,8 @@ def lambdify(sym, cse=True, compiled=None):
     ...                  fns.forward_dynamics([0.3, 0.2], [1.0, -0.5]), rtol=1e-13))
     True
     """
+    import time
+
     import sympy as sp
 
     N = len(sym.q)
@@ -346,7 +351,14 @@ def lambdify(sym, cse=True, compiled=None):
         H[..., upper[1], upper[0]] = values[..., :nH]
         return H, values[..., nH:]
 
-    state = {"calls": 0, "kernel": None, "seconds": None, "error": None}
+    try:
+        import inspect
+
+        lines = len(inspect.getsource(scalar).splitlines())
+    except (OSError, TypeError):  # pragma: no cover - source not kept
+        lines = 1000
+    state = {"spent": 0.0, "kernel": None, "seconds": None, "error": None,
+             "expected": COMPILE_BASE + COMPILE_PER_LINE * lines}
 
     def compile_now():
         import time
@@ -362,6 +374,12 @@ def lambdify(sym, cse=True, compiled=None):
     if compiled:
         compile_now()
 
+    def slow(q, qd, tau):
+        H, b = evaluate(q, qd)
+        if tau is not None:
+            b = b + np.asarray(tau, dtype=float)
+        return np.linalg.solve(H, b[..., None])[..., 0]
+
     class Functions:
         @staticmethod
         def mass_matrix(q):
@@ -371,9 +389,14 @@ def lambdify(sym, cse=True, compiled=None):
         @staticmethod
         def forward_dynamics(q, qd, tau=None):
             if state["kernel"] is None and compiled is None:
-                state["calls"] += 1
-                if state["calls"] > COMPILE_AFTER:
+                if state["spent"] >= state["expected"]:
                     compile_now()
+                else:
+                    start = time.perf_counter()
+                    result = slow(q, qd, tau)
+                    if np.ndim(result) == 1:
+                        state["spent"] += time.perf_counter() - start
+                    return result
             kernel = state["kernel"]
             if kernel:
                 q = np.asarray(q, dtype=float)
@@ -383,15 +406,17 @@ def lambdify(sym, cse=True, compiled=None):
                     out = np.zeros(N) if tau is None else np.array(tau, dtype=float)
                     if kernel(np.concatenate((q, qd)), out) and np.isfinite(out).all():
                         return out
-            H, b = evaluate(q, qd)
-            if tau is not None:
-                b = b + np.asarray(tau, dtype=float)
-            return np.linalg.solve(H, b[..., None])[..., 0]
+            return slow(q, qd, tau)
 
         @property
         def compile_seconds(self):
             """Seconds the numba compilation took (None: not compiled)."""
             return state["seconds"]
+
+        @property
+        def expected_compile_seconds(self):
+            """The compile time the functions expect (their rule for compiling by themselves)."""
+            return state["expected"]
 
         @property
         def compiled(self):
@@ -401,9 +426,9 @@ def lambdify(sym, cse=True, compiled=None):
     return Functions()
 
 
-#: Single-configuration calls of ``forward_dynamics`` after which :func:`lambdify`'s
-#: functions compile themselves (a simulation gets there in its first steps).
-COMPILE_AFTER = 200
+#: Expected numba compile time of :func:`lambdify`'s code, seconds: base + per generated
+#: line (measured: 4.4 s for the 740 lines of a six-joint arm, 0.3 s for a triple pendulum).
+COMPILE_BASE, COMPILE_PER_LINE = 0.25, 0.006
 
 
 def _compile(exprs, args, N, cse):

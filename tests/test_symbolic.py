@@ -31,15 +31,21 @@ def test_compiled_equals_numpy_and_tree(arm):
                                mb.tree.forward_dynamics(model, Q, QD), rtol=1e-10, atol=1e-10)
 
 
-def test_compiles_after_repeated_single_calls(arm, monkeypatch):
+def test_compiles_once_the_calls_took_as_long_as_compiling(arm, monkeypatch):
     model, sym = arm
-    monkeypatch.setattr(mb.symbolic, "COMPILE_AFTER", 3)
+    monkeypatch.setattr(mb.symbolic, "COMPILE_BASE", 0.002)
+    monkeypatch.setattr(mb.symbolic, "COMPILE_PER_LINE", 0.0)
     fns = mb.symbolic.lambdify(sym)
+    assert fns.expected_compile_seconds == 0.002
     q, qd = np.full(model.nv, 0.2), np.full(model.nv, -0.1)
     first = fns.forward_dynamics(q, qd)
-    for _ in range(3):
-        assert not fns.compiled
+    calls = 1
+    while not fns.compiled:
+        fns.forward_dynamics(np.zeros((3, model.nv)), np.zeros((3, model.nv)))  # batches: free
         fns.forward_dynamics(q, qd)
-    assert fns.forward_dynamics(q, qd).shape == (model.nv,)
+        calls += 1
+        assert calls < 10_000
+    # a single call costs microseconds: compiling waited for the 2 ms worth of them
+    assert calls > 5
     assert fns.compiled
     np.testing.assert_allclose(fns.forward_dynamics(q, qd), first, rtol=1e-12, atol=1e-12)
