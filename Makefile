@@ -24,11 +24,12 @@ HTML_MANAGER_SHA256 := 2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d
 WIDGETS_DIR         := book/_offline/widgets
 WIDGETS_TMP         := _build/.vendor-widgets
 
-.PHONY: help venv book test bench homework clean check-offline vendor-widgets
+.PHONY: help venv book pdf tex test bench homework clean check-offline vendor-widgets
 
 help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
 	@echo "make test   run unit, property, cross-formulation and doctests, and nbval on every notebook"
+	@echo "make pdf    the whole book as one PDF, _build/pdf/book.pdf (LaTeX; installs Debian TeX if missing)"
 	@echo "make homework  release + autograde the nbgrader homework into _build/homework (grades.csv)"
 	@echo "make clean  remove build products (keeps .venv)"
 	@echo "make bench  forward-dynamics timings vs Pinocchio and modern_robotics (< 15 min; not in make test)"
@@ -85,6 +86,23 @@ bench: $(STAMP)
 # unless reference = full marks and blank = faulty = 0.
 homework: $(STAMP)
 	$(BIN)/python homework/pipeline.py
+
+# The whole book as one PDF (Jupyter Book's LaTeX builder, XeLaTeX: the bibliography and the
+# glossary carry Cyrillic). Not part of `make test`. The TeX packages come from Debian.
+TEX_PACKAGES := texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended \
+                texlive-xetex texlive-plain-generic latexmk fonts-freefont-otf lmodern
+pdf: $(STAMP) tex
+	$(BIN)/jupyter-book build . --path-output . --builder pdflatex --all
+	mkdir -p _build/pdf && cp _build/latex/book.pdf _build/pdf/book.pdf
+	@echo "wrote _build/pdf/book.pdf"
+
+tex:
+	@if command -v xelatex >/dev/null 2>&1 && command -v latexmk >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  apt-get install -y --no-install-recommends $(TEX_PACKAGES); \
+	else \
+	  echo "error: make pdf needs XeLaTeX and latexmk. On Debian/Ubuntu, as root:" >&2; \
+	  echo "  apt-get install -y --no-install-recommends $(TEX_PACKAGES)" >&2; exit 1; fi
 
 clean:
 	rm -rf _build

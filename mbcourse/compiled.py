@@ -27,7 +27,8 @@ from .errors import TopologyError
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "pack_chain", "model_data", "fast_arrays",
            "state_arrays", "attempt", "run", "PARALLEL_BATCH", "cartesian_forward", "loops_forward",
-           "vereshchagin_forward", "tree_forward", "tree_matrices", "COMPILE_NOTE"]
+           "vereshchagin_forward", "tree_forward", "tree_matrices", "cholesky_solve",
+           "COMPILE_NOTE"]
 
 REVOLUTE, PRISMATIC, WELD = 0, 1, 2
 _NDARRAY = np.ndarray
@@ -607,9 +608,19 @@ def _upper_solve(L, b, out):
 
 
 @nb.njit(**_OPTS)
-def _cholesky_solve(H, b):
+def cholesky_solve(H, b):
     """Solve ``H x = b`` in place (``b`` becomes ``x``) by ``H = L L^T`` (``H`` becomes
-    ``L``); False if ``H`` is not positive definite."""
+    ``L``); False if ``H`` is not positive definite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> H, b = np.array([[4.0, 2.0], [2.0, 3.0]]), np.array([2.0, 1.0])
+    >>> cholesky_solve(H, b), b
+    (True, array([0.5, 0. ]))
+    >>> cholesky_solve(np.array([[1.0, 2.0], [2.0, 1.0]]), np.zeros(2))
+    False
+    """
     if not _cholesky_factor(H):
         return False
     _lower_solve(H, b, b)
@@ -634,7 +645,7 @@ def tree_forward(ints, geo, body, q, qd, tau, qdd):
                   t3, v, f, Ic, F, Ma, up)
         for k in range(nv):
             qdd[b, k] = tau[b, k] - hb[k]
-        if not _cholesky_solve(H, qdd[b]):
+        if not cholesky_solve(H, qdd[b]):
             ok = False
         for k in range(nv):
             if not np.isfinite(qdd[b, k]):

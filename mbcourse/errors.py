@@ -30,6 +30,7 @@ __all__ = [
     "SingularSystemError",
     "InconsistentStateError",
     "IntegrationError",
+    "STOPPED_HINT",
 ]
 
 
@@ -71,4 +72,10 @@ class InconsistentStateError(MbcourseError, ValueError):
 class IntegrationError(MbcourseError, RuntimeError):
     """A time integration stopped before its end (the step size fell below the integrator's
     floor: a singular configuration, a stiff spring, or a tolerance the arithmetic cannot
-    reach). The message says where it stopped and what to try."""
+    reach). The message says where it stopped and what to try (:data:`STOPPED_HINT`)."""
+
+
+#: What to try when an integration stops early (appended to :class:`IntegrationError`).
+STOPPED_HINT = ("A singular configuration (a joint along which no mass moves), a very stiff "
+                "spring or a tolerance below about 1e-13 makes the step size collapse; try a "
+                "looser rtol/atol, method='Radau' for stiff springs, or a shorter t_span")

@@ -221,7 +221,7 @@ def prepare(model, cut=None, planar=None):
     >>> [j.name for j in d.reduced.joints], d.nc, d.planar     # joint B is cut: 2 rows
     (['O', 'A', 'guide'], 2, True)
     """
-    model.validate()
+    model.graph  # validates the model (once per version)
     cut_idx = _cut_indices(model, cut)
     if planar is None:
         planar = _cartesian.is_planar(model)

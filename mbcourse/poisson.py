@@ -88,7 +88,7 @@ from scipy.integrate import solve_ivp
 
 from . import sim as _sim
 from .compiled import attempt, model_data, run, vereshchagin_forward
-from .errors import IntegrationError, ShapeError, SingularSystemError
+from .errors import STOPPED_HINT, IntegrationError, ShapeError, SingularSystemError
 
 from .spatial import cross, mv, skew, transpose
 
@@ -755,7 +755,7 @@ def simulate(model, t_span, q0, qd0, tau=None, *, solver="sweep", method="DOP853
                     max_step=max_step, dense_output=dense_output)
     if sol.status < 0:
         raise IntegrationError(f"mb.poisson.simulate: the integration stopped at "
-                               f"t={sol.t[-1]:.6g}: {sol.message.rstrip('.')}. " + _sim._STOPPED_HINT)
+                               f"t={sol.t[-1]:.6g}: {sol.message.rstrip('.')}. " + STOPPED_HINT)
     q = model.normalize_q(sol.y[:nq].T)
     p = sol.y[nq:nq + nv].T
     if model.base_motion is None:

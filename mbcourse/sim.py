@@ -39,11 +39,7 @@ import numpy as np
 from .spatial import cross
 from scipy.integrate import solve_ivp
 
-from .errors import IntegrationError, ShapeError, TopologyError
-
-_STOPPED_HINT = ("A singular configuration (a joint along which no mass moves), a very stiff "
-                 "spring or a tolerance below about 1e-13 makes the step size collapse; try a "
-                 "looser rtol/atol, method='Radau' for stiff springs, or a shorter t_span")
+from .errors import STOPPED_HINT, IntegrationError, ShapeError, TopologyError
 
 __all__ = ["SimData", "prepare", "simulate", "initial_state", "Trajectory", "momentum"]
 
@@ -324,7 +320,7 @@ def simulate(model, forward_dynamics, t_span, q0, qd0, tau=None, *, method="DOP8
                     max_step=max_step, dense_output=dense_output)
     if sol.status < 0:
         raise IntegrationError(f"mb.sim.simulate: the integration stopped at t={sol.t[-1]:.6g} "
-                               f"of {t1:g}: {sol.message.rstrip('.')}. " + _STOPPED_HINT)
+                               f"of {t1:g}: {sol.message.rstrip('.')}. " + STOPPED_HINT)
     q = model.normalize_q(sol.y[:nq].T)
     dissipated = sol.y[-1] if data.damped else None
     return Trajectory(model, sol.t, q, sol.y[nq:nq + nv].T, sol, dissipated)

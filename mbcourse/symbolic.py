@@ -440,7 +440,7 @@ def _compile(exprs, args, N, cse):
     import sympy as sp
     from sympy.printing.pycode import PythonCodePrinter
 
-    from .compiled import _cholesky_solve
+    from .compiled import cholesky_solve
 
     names = {a: sp.Symbol(f"_in{k}") for k, a in enumerate(args)}
     exprs = [sp.sympify(e).xreplace(names) for e in exprs]
@@ -457,7 +457,7 @@ def _compile(exprs, args, N, cse):
             k += 1
     lines += [f"    _b[{i}] += {printer.doprint(red[k + i])}" for i in range(N)]
     lines += ["    return _cholesky_solve(_H, _b)"]
-    namespace = {"math": math, "np": np, "N": N, "_cholesky_solve": _cholesky_solve}
+    namespace = {"math": math, "np": np, "N": N, "_cholesky_solve": cholesky_solve}
     exec("\n".join(lines), namespace)  # noqa: S102 - our own generated code
     kernel = nb.njit(error_model="numpy")(namespace["kernel"])
     x = np.zeros(len(args))
