@@ -24,12 +24,13 @@ HTML_MANAGER_SHA256 := 2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d
 WIDGETS_DIR         := book/_offline/widgets
 WIDGETS_TMP         := _build/.vendor-widgets
 
-.PHONY: help venv book pdf tex test bench homework clean check-offline vendor-widgets
+.PHONY: help venv book pdf tex sandbox test bench homework grade clean check-offline vendor-widgets
 
 help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
 	@echo "make test   run unit, property, cross-formulation and doctests, and nbval on every notebook"
 	@echo "make pdf    the whole book as one PDF, _build/pdf/book.pdf (LaTeX; installs Debian TeX if missing)"
+	@echo "make grade ASSIGNMENT=ch1_graphs [COURSE=dir] [JOBS=2]  grade every submission, sandboxed"
 	@echo "make homework  release + autograde the nbgrader homework into _build/homework (grades.csv)"
 	@echo "make clean  remove build products (keeps .venv)"
 	@echo "make bench  forward-dynamics timings vs Pinocchio and modern_robotics (< 15 min; not in make test)"
@@ -70,8 +71,18 @@ vendor-widgets:
 	cd $(WIDGETS_TMP)/package/dist && cp embed.js embed.js.LICENSE.txt *.woff2 *.woff $(CURDIR)/$(WIDGETS_DIR)/
 	rm -rf $(WIDGETS_TMP)
 
-test: $(STAMP)
+test: $(STAMP) sandbox
 	$(BIN)/python -m pytest -q
+
+# The homework grader runs students' code in a bubblewrap sandbox (homework/grader.py).
+# Debian's package; installed here when missing and we are root, else a warning.
+sandbox:
+	@if command -v bwrap >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  apt-get install -y --no-install-recommends bubblewrap >/dev/null; \
+	else \
+	  echo "warning: bubblewrap (bwrap) is missing: homework is graded without a sandbox" >&2; \
+	  echo "  and the attack tests are skipped. Debian/Ubuntu: apt-get install bubblewrap" >&2; fi
 
 # Benchmarks (benchmarks/README.md): installs the bench extra (Pinocchio, modern_robotics)
 # into .venv, then writes benchmarks/results/{forward_dynamics.csv,.png,summary.md}.
@@ -84,8 +95,14 @@ bench: $(STAMP)
 # releases every assignment into _build/homework/release/, autogrades three synthetic
 # submissions (reference, blank, faulty), exports _build/homework/grades.csv and fails
 # unless reference = full marks and blank = faulty = 0.
-homework: $(STAMP)
+homework: $(STAMP) sandbox
 	$(BIN)/python homework/pipeline.py
+
+# Grade the submissions of one assignment of a course directory (nbgrader layout:
+# COURSE/source/A/A.ipynb, COURSE/submitted/<student>/A/A.ipynb), in the sandbox.
+grade: $(STAMP) sandbox
+	@test -n "$(ASSIGNMENT)" || { echo "usage: make grade ASSIGNMENT=ch1_graphs [COURSE=dir] [JOBS=2]" >&2; exit 2; }
+	$(BIN)/python homework/grader.py $(or $(COURSE),_build/homework) $(ASSIGNMENT) --jobs $(or $(JOBS),2)
 
 # The whole book as one PDF (Jupyter Book's LaTeX builder, XeLaTeX: the bibliography and the
 # glossary carry Cyrillic). Not part of `make test`. The TeX packages come from Debian.

@@ -73,11 +73,13 @@ HEADER = """
 
     Write your code in the cells that say `# YOUR CODE HERE` (replace the line
     `raise NotImplementedError()`), then run the test cell below it: it prints
-    `... visible tests passed` or one sentence saying what is wrong. When you submit, the
-    same cells run again with **hidden tests** (other mechanisms, other numbers): a task
-    scores its points only if all its tests pass, so make your function general, not
-    tuned to the visible example. Do not rename the functions; *Kernel → Restart & Run All*
-    before you submit.
+    `... visible tests passed` or one sentence saying what is wrong. When you submit, your
+    answer cells run again in a fresh kernel, your functions are called with the inputs of
+    **hidden tests** (other mechanisms, other numbers), and the assignment's own test cells
+    check the results: a task scores its points only if all its tests pass, so make your
+    function general, not tuned to the visible example. Warnings and printed output never
+    cost points; a cell may run 20 s, a call 10 s. Do not rename the functions;
+    *Kernel → Restart & Run All* before you submit.
 """
 
 # --------------------------------------------------------------------------- chapter 1
@@ -1504,6 +1506,43 @@ CH8 = [
 ]
 
 
+# What each assignment asks students to build themselves: while a submission is graded
+# (homework/grader.py) these library routines are replaced by an error in the sandbox's copy
+# of mbcourse, and the assignment says so. An empty list says openly that the library may be
+# called (chapter 4's routines take a Model; the tasks hand over bare matrices).
+IMPLEMENT = {
+    "ch1_graphs": ["mbcourse.graph.incidence_matrix", "mbcourse.graph.path_matrix",
+                   "mbcourse.graph.predecessor", "mbcourse.graph.predecessors"],
+    "ch2_cartesian": ["mbcourse.cartesian.constraints.point_plane",
+                      "mbcourse.cartesian.solvers.solve_dense"],
+    "ch3_tree": ["mbcourse.tree.barycentre.d_vectors", "mbcourse.tree.barycentre.barycentre_vectors",
+                 "mbcourse.tree.barycentre.augmented_inertias"],
+    "ch4_recursion": [],
+    "ch5_inertial": ["mbcourse.inertial._parts"],
+    "ch6_loops": ["mbcourse.loops.constraints"],
+    "ch7_energy": ["mbcourse.kinetic.moments", "mbcourse.kinetic.product_after_rotation",
+                   "mbcourse.kinetic.kinetic_energy"],
+    "ch8_accuracy": ["mbcourse.accuracy.revolute_bounds", "mbcourse.accuracy.bounds",
+                     "mbcourse.accuracy.Chain.influence", "mbcourse.accuracy.Chain.coefficients",
+                     "mbcourse.accuracy.influence", "mbcourse.accuracy.second_order"],
+}
+
+
+def implement_note(routines):
+    """The markdown cell that tells students what is unavailable while grading."""
+    if not routines:
+        return md("""
+        **Calling the library.** You may call any part of `mbcourse` in your answers.
+        """)
+    names = ", ".join(f"`{('mb.' + r.split('.', 1)[1]).replace('._parts', ' (its split of h)')}`"
+                      for r in routines)
+    return md(f"""
+    **What you build yourself.** While your notebook is graded, these library routines are
+    not available (calling them raises an error that says so): {names}. The rest of
+    `mbcourse` is, and the test cells use the library to check you.
+    """)
+
+
 ASSIGNMENTS = {
     "ch1_graphs": CH1,
     "ch2_cartesian": CH2,
@@ -1516,9 +1555,14 @@ ASSIGNMENTS = {
 }
 
 
-def build(cells):
+def build(cells, implement=()):
     """The nbformat-4 notebook (dict) of one assignment."""
     out = []
+    cells = list(cells)
+    k = next((i for i, spec in enumerate(cells)
+              if spec[0] == "md" and "## How this homework works" in spec[1]), None)
+    if k is not None:
+        cells.insert(k + 1, implement_note(list(implement)))
     for spec in cells:
         if spec[0] == "md":
             out.append(notebook_cell(spec[1], "readonly", cell_type="markdown"))
@@ -1539,6 +1583,7 @@ def build(cells):
             "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
                            "name": "python3"},
             "language_info": {"name": "python"},
+            "mbcourse": {"implement": list(implement)},
         },
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -1569,7 +1614,7 @@ def main(argv=None):
     stale = []
     for name, cells in ASSIGNMENTS.items():
         assert points(cells) == 10, f"{name}: {points(cells)} points, expected 10"
-        text = dumps(build(cells))
+        text = dumps(build(cells, IMPLEMENT[name]))
         target = path_of(name)
         if check_only:
             if not target.exists() or _normalized(target.read_text()) != _normalized(text):

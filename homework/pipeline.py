@@ -1,4 +1,4 @@
-"""`make homework`: release, autograde and export the homework with nbgrader, then check it.
+"""`make homework`: release with nbgrader, grade in the sandbox, attack, and check it all.
 
 Steps (all inside the scratch course directory ``_build/homework``; the source tree is never
 written to):
@@ -7,14 +7,17 @@ written to):
 2. ``generate_assignment`` every assignment → ``_build/homework/release/<assignment>/``, and
    check that no release contains a solution, a hidden test or a solution line;
 3. write three synthetic submissions per assignment (:mod:`faulty`): ``reference``,
-   ``blank`` and ``faulty``;
-4. ``autograde`` each submission (per-cell timeout from the config) and time it;
-5. ``generate_feedback`` (HTML for the students) and ``export`` → ``grades.csv``;
-6. check the scores — reference = max, blank = 0, faulty = 0 — and exit 1 otherwise
-   (nbgrader's own exit codes say nothing about scores).
+   ``blank`` and ``faulty``, and grade them with the sandboxed grader (:mod:`grader`):
+   reference = full marks, blank = 0, faulty = 0, and no feedback page shows a hidden test;
+4. grade every attack of :mod:`attacks` on chapter 1 (and the library-call attack where an
+   assignment has one), between an honest submission graded before them and one graded
+   after: each attack must get what :mod:`attacks` expects, the honest ones full marks, and
+   the course's sources, releases, other students' work and earlier grades must be
+   byte-for-byte unchanged;
+5. write ``grades.csv`` (every assignment; ``status`` says graded / flagged / not graded),
+   ``summary.json`` (timings, scores, outcomes) and ``feedback.md``.
 
-It also writes ``summary.json`` (timings, scores) and ``feedback.md`` (the sentences the
-faulty submission receives). Run with ``python homework/pipeline.py [--out DIR]``.
+It exits 1 when any check fails. Run with ``python homework/pipeline.py [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import csv
 import json
 import os
 import pathlib
+import re
 import shutil
 import signal
 import sys
@@ -91,20 +95,28 @@ def check_feedback(html, source_nb, name):
             for line in faulty.hidden_test_lines(source_nb) if line in text]
 
 
-def _error_messages(nb):
-    """``{test cell grade_id: 'Ename: message'}`` of a graded notebook's failing test cells."""
+def _tree_digest(root, skip=()):
+    """``{relative path: sha256}`` of every file under ``root`` (what an attack might touch)."""
+    import hashlib
+
     out = {}
-    for cell in nb["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell["cell_type"] != "code" or not meta.get("grade"):
-            continue
-        for o in cell.get("outputs", []):
-            if o.get("output_type") == "error":
-                out[meta["grade_id"]] = f"{o['ename']}: {o['evalue']}".rstrip(": ")
+    for path in sorted(pathlib.Path(root).rglob("*")):
+        rel = str(path.relative_to(root))
+        if path.is_file() and not any(rel.startswith(s) for s in skip):
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
 
-def run(out, cell_timeout=None, feedback=True):
+def _submit(out, student, assignment, nb):
+    _write(out / "submitted" / student / assignment / f"{assignment}.ipynb", nb)
+    (out / "submitted" / student / assignment / "timestamp.txt").write_text(
+        "2026-01-15 12:00:00 UTC\n")
+
+
+def run(out, cell_timeout=None, feedback=True, attack_assignments=("ch1_graphs",), jobs=2):
+    import grader
+    import attacks
+
     t_start = time.perf_counter()
     out = pathlib.Path(out).resolve()
     if out.exists():
@@ -113,121 +125,157 @@ def run(out, cell_timeout=None, feedback=True):
     _environment(out)
     shutil.copytree(HERE / "source", out / "source")
     shutil.copy(HERE / "nbgrader_config.py", out / "nbgrader_config.py")
+    if cell_timeout is not None:
+        grader.CELL_SECONDS = int(cell_timeout)
+    # Shorter limits than a course's (grader.py): the faults and attacks that never stop
+    # cost this much each, and the synthetic honest work needs about a second.
+    grader.WALL_SECONDS, grader.CALL_SECONDS = 30, 3
 
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
-    from nbgrader.plugins.export import CsvExportPlugin
     from traitlets.config.loader import PyFileConfigLoader
-
-    import warnings
-
-    # nbgrader 0.9.6 with SQLAlchemy 2.1 warns on every autograde that an autoflush skipped
-    # a backref ("... not in session, add operation along ... will not proceed"); the
-    # grades are stored all the same (they are checked below).
-    warnings.filterwarnings("ignore", message=".*not in session, add operation along")
 
     cfg = PyFileConfigLoader("nbgrader_config.py", path=str(out)).load_config()
     cfg.CourseDirectory.root = str(out)
     cfg.Exchange.root = str(out / "exchange")  # unused here; keeps nbgrader off /srv
     (out / "exchange").mkdir()
-    if cell_timeout is not None:
-        cfg.Execute.timeout = int(cell_timeout)
     api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
 
-    def call(what, fn, *args):
-        res = fn(*args)
-        if not res.get("success"):
-            raise PipelineError(f"nbgrader {what} {' '.join(args)} failed:\n"
-                                f"{res.get('error', '')}\n{res.get('log', '')}")
-        return res
-
-    timings = {"generate_assignment": {}, "autograde": {}, "generate_feedback": {}}
+    timings = {"generate_assignment": {}, "grade": {}, "attacks": {}}
     problems = []
     for a in ASSIGNMENTS:
         t = time.perf_counter()
-        call("generate_assignment", api.generate_assignment, a)
+        res = api.generate_assignment(a)
+        if not res.get("success"):
+            raise PipelineError(f"nbgrader generate_assignment {a} failed:\n"
+                                f"{res.get('error', '')}\n{res.get('log', '')}")
         timings["generate_assignment"][a] = time.perf_counter() - t
         release = out / "release" / a / f"{a}.ipynb"
         if not release.exists():
             raise PipelineError(f"nbgrader generate_assignment {a} wrote no {release}")
         problems += check_release(_read(release), _read(out / "source" / a / f"{a}.ipynb"), a)
 
+    mode = grader.sandbox_mode()
+    rows, scores, messages = [], {}, {}
     for a in ASSIGNMENTS:
         rel, src = _read(out / "release" / a / f"{a}.ipynb"), _read(out / "source" / a / f"{a}.ipynb")
         subs = {"reference": faulty.reference(rel, src), "blank": faulty.blank(rel),
                 "faulty": faulty.faulty(rel, src, faulty.FAULTS[a])}
         for student, nb in subs.items():
-            _write(out / "submitted" / student / a / f"{a}.ipynb", nb)
-            (out / "submitted" / student / a / "timestamp.txt").write_text("2026-01-15 12:00:00 UTC\n")
+            _submit(out, student, a, nb)
 
-    for a in ASSIGNMENTS:
-        timings["autograde"][a] = {}
-        for student in STUDENTS:
-            t = time.perf_counter()
-            call("autograde", api.autograde, a, student)
-            timings["autograde"][a][student] = time.perf_counter() - t
-            print(f"autograde {a:14s} {student:9s} {timings['autograde'][a][student]:6.1f} s",
-                  flush=True)
-        if feedback:
-            t = time.perf_counter()
-            call("generate_feedback", api.generate_feedback, a)
-            timings["generate_feedback"][a] = time.perf_counter() - t
+    def grade(a):
+        t = time.perf_counter()
+        got = grader.grade_assignment(out, a, list(STUDENTS), jobs=len(STUDENTS), mode=mode)
+        return a, got, time.perf_counter() - t
 
-    if feedback:
-        for a in ASSIGNMENTS:
-            src = _read(out / "source" / a / f"{a}.ipynb")
-            for student in STUDENTS:
-                page = out / "feedback" / student / a / f"{a}.html"
-                if not page.exists():
-                    problems.append(f"{a}/{student}: no feedback page {page}")
-                else:
-                    problems += check_feedback(page.read_text(), src, f"{a}/{student}")
+    # most of a faulty run is waiting for a time limit: several assignments at once
+    from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            graded_all = list(pool.map(grade, ASSIGNMENTS))
+    except grader.GraderError as exc:
+        raise PipelineError(str(exc)) from None
+    for a, got, seconds in graded_all:
+        src = _read(out / "source" / a / f"{a}.ipynb")
+        timings["grade"][a] = seconds
+        rows += got
+        for r in got:
+            scores.setdefault(a, {})[r["student"]] = (r["score"], r["max_score"])
+            want = r["max_score"] if r["student"] == "reference" else 0.0
+            if r["max_score"] <= 0 or r["score"] != want:
+                problems.append(f"{a}/{r['student']}: score {r['score']:g} of "
+                                f"{r['max_score']:g}, expected {want:g} ({r['status']})")
+            page = out / "feedback" / r["student"] / a / f"{a}.html"
+            if not page.exists():
+                problems.append(f"{a}/{r['student']}: no feedback page {page}")
+            else:
+                problems += check_feedback(page.read_text(), src, f"{a}/{r['student']}")
+                if r["student"] != "reference":
+                    messages.setdefault(r["student"], {})[a] = _failures(page.read_text())
+
+    # --- attacks, between two honest submissions ------------------------------------
+    outcomes = {}
+    if mode != "bwrap":
+        print("warning: no sandbox (bubblewrap): the attacks are not run", file=sys.stderr)
+        attack_assignments = ()
+    for a in ASSIGNMENTS if mode == "bwrap" else ():
+        rel, src = _read(out / "release" / a / f"{a}.ipynb"), _read(out / "source" / a / f"{a}.ipynb")
+        built = attacks.build(a, rel, src, out)
+        if a not in attack_assignments:
+            built = {k: v for k, v in built.items() if k == "library_call"}
+        if not built:
+            continue
+        honest = faulty.reference(rel, src)
+        _submit(out, "honest_before", a, honest)
+        before = grader.grade_assignment(out, a, ["honest_before"], jobs=1, mode=mode)[0]
+        protected = _tree_digest(out, skip=("submitted/attack_", "feedback/attack_",
+                                            "grades-", ".jupyter", ".ipython"))
+        for name, (nb, _, _) in built.items():
+            _submit(out, f"attack_{name}", a, nb)
+        t = time.perf_counter()
+        graded = grader.grade_assignment(out, a, [f"attack_{n}" for n in built], jobs=4,
+                                         mode=mode)
+        timings["attacks"][a] = time.perf_counter() - t
+        _submit(out, "honest_after", a, honest)
+        after = grader.grade_assignment(out, a, ["honest_after"], jobs=1, mode=mode)[0]
+        changed = [k for k, v in protected.items()
+                   if _tree_digest(out, skip=()).get(k) != v and not k.startswith("feedback/honest_after")]
+        if changed:
+            problems.append(f"{a}: the attacks changed the course's files: {changed[:5]}")
+        for r, (name, (_, expect, what)) in zip(graded, built.items()):
+            ok = {"zero": r["score"] == 0,
+                  "full": r["score"] == r["max_score"] and r["status"].startswith("graded"),
+                  "stopped": r["score"] == 0 and r["status"].startswith("not graded")}[expect]
+            outcomes.setdefault(a, {})[name] = {"expected": expect, "score": r["score"],
+                                                "status": r["status"], "seconds": r["seconds"],
+                                                "what": what, "ok": ok}
+            if not ok:
+                problems.append(f"{a}/attack {name} ({what}): score {r['score']:g}, status "
+                                f"{r['status']!r}; expected {expect}")
+            page = out / "feedback" / r["student"] / a / f"{a}.html"
+            if not page.exists():
+                problems.append(f"{a}/attack {name}: no feedback page")
+        for r in (before, after):
+            if r["score"] != r["max_score"]:
+                problems.append(f"{a}/{r['student']}: honest work scored {r['score']:g} of "
+                                f"{r['max_score']:g} around the attacks ({r['status']})")
+        rows += [before, after] + graded
 
     grades_csv = out / "grades.csv"
-    with api.gradebook as gb:
-        CsvExportPlugin(to=str(grades_csv), parent=api).export(gb)
-    rows = list(csv.DictReader(grades_csv.open()))
+    with open(grades_csv, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["student", "assignment", "score", "max_score",
+                                          "status", "seconds"])
+        w.writeheader()
+        w.writerows(rows)
 
-    scores = {}
-    for r in rows:
-        scores.setdefault(r["assignment"], {})[r["student_id"]] = (float(r["score"]),
-                                                                   float(r["max_score"]))
-    for a in ASSIGNMENTS:
-        for student in STUDENTS:
-            if student not in scores.get(a, {}):
-                problems.append(f"{a}/{student}: no grade in grades.csv")
-                continue
-            score, max_score = scores[a][student]
-            want = max_score if student == "reference" else 0.0
-            if max_score <= 0 or score != want:
-                problems.append(f"{a}/{student}: score {score:g} of {max_score:g}, expected {want:g}")
-
-    messages = {}
-    for student in ("blank", "faulty"):
-        for a in ASSIGNMENTS:
-            graded = out / "autograded" / student / a / f"{a}.ipynb"
-            messages.setdefault(student, {})[a] = _error_messages(_read(graded)) if graded.exists() else {}
     lines = ["# Feedback of the synthetic submissions", ""]
     for student, per in messages.items():
         lines.append(f"## {student}")
         for a, msgs in per.items():
-            kinds = dict(zip([c for c in msgs], faulty.FAULTS[a])) if student == "faulty" else {}
-            for cell, msg in msgs.items():
-                tag = f" ({kinds[cell]}: {faulty.KINDS[kinds[cell]]})" if cell in kinds else ""
-                lines.append(f"- `{a}` / `{cell}`{tag}: {msg}")
+            for test, msg in msgs:
+                lines.append(f"- `{a}` / `{test}`: {msg}")
         lines.append("")
-    (out / "feedback.md").write_text("\n".join(lines))
+    lines += ["## Attacks", "", "| assignment | attack | expected | score | status | seconds |",
+              "|---|---|---|---|---|---|"]
+    for a, per in outcomes.items():
+        for name, o in per.items():
+            lines.append(f"| {a} | {name}: {o['what']} | {o['expected']} | {o['score']:g} | "
+                         f"{o['status']} | {o['seconds']:.1f} |")
+    (out / "feedback.md").write_text("\n".join(lines) + "\n")
 
-    auto = [t for per in timings["autograde"].values() for t in per.values()]
-    ref = [per["reference"] for per in timings["autograde"].values()]
+    graded_rows = [r for r in rows if r["student"] in STUDENTS]
+    ref = [r["seconds"] for r in graded_rows if r["student"] == "reference"]
     summary = {
+        "sandbox": mode,
         "scores": scores,
+        "attacks": outcomes,
         "timings": timings,
         "seconds_total": time.perf_counter() - t_start,
-        "seconds_per_submission_mean": sum(auto) / len(auto),
+        "seconds_per_submission_mean": sum(r["seconds"] for r in graded_rows) / len(graded_rows),
         "seconds_per_reference_submission_mean": sum(ref) / len(ref),
-        "cell_timeout": cfg.Execute.timeout,
-        "feedback": messages,
+        "cell_timeout": grader.CELL_SECONDS,
         "problems": problems,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -237,11 +285,21 @@ def run(out, cell_timeout=None, feedback=True):
         print(f"{a:15s} " + " ".join(
             f"{scores.get(a, {}).get(s, (float('nan'), 0))[0]:>5g}/{scores.get(a, {}).get(s, (0, 0))[1]:<4g}"
             for s in STUDENTS))
-    print(f"\ngrading one submission: {summary['seconds_per_reference_submission_mean']:.1f} s "
+    print(f"\nsandbox: {mode}; one submission: {summary['seconds_per_reference_submission_mean']:.1f} s "
           f"(reference, mean), {summary['seconds_per_submission_mean']:.1f} s (all, mean); "
           f"total {summary['seconds_total']:.0f} s")
     print(f"releases: {out / 'release'}\ngrades:   {grades_csv}\nfeedback: {out / 'feedback'}")
     return summary
+
+
+def _failures(page):
+    """``[(test, message)]`` of the failed tests on a feedback page."""
+    import html as _html
+
+    out = []
+    for m in re.finditer(r"<li class='bad'><b>(.*?)</b>.*?failed(?:<br>(.*?))?</li>", page, re.S):
+        out.append((_html.unescape(m.group(1)), _html.unescape(m.group(2) or "")))
+    return out
 
 
 def main(argv=None):
@@ -249,8 +307,7 @@ def main(argv=None):
     p.add_argument("--out", default=str(REPO / "_build" / "homework"),
                    help="scratch course directory (deleted and rebuilt)")
     p.add_argument("--cell-timeout", type=int, default=None,
-                   help="override nbgrader's per-cell timeout (seconds)")
-    p.add_argument("--no-feedback", action="store_true", help="skip generate_feedback")
+                   help="override the grader's per-cell time limit (seconds)")
     p.add_argument("--budget", type=int, default=900,
                    help="abort (exit 2) if the whole pipeline takes longer (seconds)")
     args = p.parse_args(argv)
@@ -262,7 +319,7 @@ def main(argv=None):
         signal.signal(signal.SIGALRM, watchdog)
         signal.alarm(args.budget)
     try:
-        summary = run(args.out, args.cell_timeout, feedback=not args.no_feedback)
+        summary = run(args.out, args.cell_timeout)
     except PipelineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -272,7 +329,8 @@ def main(argv=None):
     if summary["problems"]:
         print("\nFAILED:", *summary["problems"], sep="\n  ", file=sys.stderr)
         return 1
-    print("\nOK: reference = full marks, blank = 0, faulty = 0; no release leaks a solution")
+    print("\nOK: reference = full marks, blank = 0, faulty = 0; every attack gets what it "
+          "should; honest work keeps full marks; no release or feedback leaks a solution")
     return 0
 
 
