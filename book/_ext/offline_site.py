@@ -114,8 +114,28 @@ def finish(app, exc) -> None:
     (outdir / "_static" / "mathjax" / "latest.js").unlink(missing_ok=True)
 
 
+_TAG = None
+
+
+def latex_tags(app, doctree, docname):
+    """For the PDF (``make pdf``): LaTeX's ``split``, which Sphinx puts around display math,
+    refuses ``\\tag``; write the equation number as text at the right instead (MathJax in
+    the HTML keeps the real tag)."""
+    global _TAG
+    if getattr(app.builder, "format", "") != "latex":
+        return
+    import re
+
+    _TAG = _TAG or re.compile(r"\\tag\*?\{([^{}]*)\}")
+    for node in doctree.findall(nodes.math_block):
+        text = node.astext()
+        if "\\tag" in text:
+            node.children = [nodes.Text(_TAG.sub(r"\\qquad\\text{(\1)}", text))]
+
+
 def setup(app):
     app.connect("config-inited", check_config, priority=900)
+    app.connect("doctree-resolved", latex_tags)
     app.connect("doctree-resolved", patch_animations)
     app.connect("html-page-context", drop_thebe)
     # after sphinx-mathjax-offline has copied MathJax (default priority 500)
