@@ -107,14 +107,14 @@ grade: $(STAMP) sandbox
 # The whole book as one PDF (Jupyter Book's LaTeX builder, XeLaTeX: the bibliography and the
 # glossary carry Cyrillic). Not part of `make test`. The TeX packages come from Debian.
 TEX_PACKAGES := texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended \
-                texlive-xetex texlive-plain-generic latexmk fonts-freefont-otf lmodern
+                texlive-xetex texlive-plain-generic latexmk xindy fonts-freefont-otf lmodern
 pdf: $(STAMP) tex
 	$(BIN)/jupyter-book build . --path-output . --builder pdflatex --all
 	mkdir -p _build/pdf && cp _build/latex/book.pdf _build/pdf/book.pdf
 	@echo "wrote _build/pdf/book.pdf"
 
 tex:
-	@if command -v xelatex >/dev/null 2>&1 && command -v latexmk >/dev/null 2>&1; then :; \
+	@if command -v xelatex >/dev/null 2>&1 && command -v latexmk >/dev/null 2>&1 && command -v xindy >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  apt-get install -y --no-install-recommends $(TEX_PACKAGES); \
 	else \
