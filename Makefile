@@ -24,7 +24,7 @@ HTML_MANAGER_SHA256 := 2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d
 WIDGETS_DIR         := book/_offline/widgets
 WIDGETS_TMP         := _build/.vendor-widgets
 
-.PHONY: help venv book pdf tex sandbox test bench homework grade clean check-offline vendor-widgets
+.PHONY: help venv book pdf tex sandbox test bench homework grade clean check-offline vendor-widgets vendor-threejs
 
 help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
@@ -70,6 +70,30 @@ vendor-widgets:
 	mkdir -p $(WIDGETS_DIR)
 	cd $(WIDGETS_TMP)/package/dist && cp embed.js embed.js.LICENSE.txt *.woff2 *.woff $(CURDIR)/$(WIDGETS_DIR)/
 	rm -rf $(WIDGETS_TMP)
+
+# three.js for the offline 3D viewer (mbcourse/viz3d.py inlines it into each view's HTML).
+# 0.185.1 is the last release that ships minified ES-module builds; only the two build
+# files, OrbitControls and the license are kept. `make vendor-threejs` re-fetches them.
+THREEJS             := 0.185.1
+THREEJS_SHA256      := a2143f5bf978bd3470a51024b2b6bdd581913ba8f36ff1538d433f3a95adf2df
+THREEJS_DIR         := book/_offline/threejs
+THREEJS_TMP         := _build/.vendor-threejs
+
+vendor-threejs:
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "error: npm is not installed; restore the vendored files with" >&2; \
+	  echo "  'git checkout -- $(THREEJS_DIR)' or install Node.js/npm to fetch three@$(THREEJS)." >&2; exit 1; }
+	rm -rf $(THREEJS_TMP) && mkdir -p $(THREEJS_TMP)
+	cd $(THREEJS_TMP) && npm pack --silent three@$(THREEJS) >/dev/null
+	$(PYTHON) -c "import hashlib, sys; p = '$(THREEJS_TMP)/three-$(THREEJS).tgz'; \
+	  h = hashlib.sha256(open(p, 'rb').read()).hexdigest(); \
+	  sys.exit(0 if h == '$(THREEJS_SHA256)' else f'checksum mismatch for {p}: {h}')"
+	tar -xzf $(THREEJS_TMP)/three-$(THREEJS).tgz -C $(THREEJS_TMP)
+	mkdir -p $(THREEJS_DIR)
+	cd $(THREEJS_TMP)/package && cp LICENSE build/three.core.min.js build/three.module.min.js \
+	  examples/jsm/controls/OrbitControls.js $(CURDIR)/$(THREEJS_DIR)/
+	printf 'three@%s (npm) tarball sha256 %s\n' $(THREEJS) $(THREEJS_SHA256) > $(THREEJS_DIR)/VERSION
+	rm -rf $(THREEJS_TMP)
 
 test: $(STAMP) sandbox
 	$(BIN)/python -m pytest -q

@@ -16,6 +16,9 @@ book, on an exam computer without network.
 Use :func:`show_animation` in notebooks and :func:`jshtml` where a string is
 needed; :func:`offline_jshtml` rewrites HTML that was already produced by
 ``to_jshtml()`` (the book's Sphinx extension applies it as a safety net).
+
+Interactive 3D (three.js, vendored and inlined, so also offline): :func:`view` (one
+configuration) and :func:`animate3d` (a motion), defined in :mod:`mbcourse.viz3d`.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from IPython.display import HTML
     from matplotlib.animation import Animation
 
-__all__ = ["draw", "jshtml", "offline_jshtml", "show_animation"]
+__all__ = ["draw", "jshtml", "offline_jshtml", "show_animation", "view", "animate3d"]
 
 # The <link> to Font Awesome that matplotlib's HTMLWriter template puts first.
 _FA_LINK = re.compile(
@@ -349,3 +352,6 @@ def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True
         ax.set_xlabel(f"{names[h]} [m]")
         ax.set_ylabel(f"{names[v]} [m]")
     return ax
+
+
+from .viz3d import animate3d, view  # noqa: E402  (3D views, three.js)

@@ -1,0 +1,246 @@
+"""mb.viz.view / animate3d: offline three.js views, checked in the HTML and in a real browser.
+
+The browser test opens a page with two views in headless Chromium (software WebGL, no
+network: every host resolves to nothing and the proxy points nowhere), reads the WebGL
+canvas back at two times and checks the frames are drawn and differ; Chromium's net log
+proves the page requested nothing but itself. Skipped when Chromium is not installed
+(Debian/Ubuntu: ``apt-get install chromium``).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mbcourse as mb
+from mbcourse import viz3d
+from mbcourse.errors import ModelError, ShapeError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _checker():
+    spec = importlib.util.spec_from_file_location("check_offline", ROOT / "tools" / "check_offline.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _data(html):
+    return json.loads(re.search(r'class="mbc3d-data">(.*?)</script>', html, re.S).group(1))
+
+
+@pytest.fixture(scope="module")
+def pendulum():
+    model = mb.models.triple_pendulum()
+    traj = mb.sim.simulate(model, mb.tree.forward_dynamics, (0.0, 10.0), [1.0, 0.5, -0.3],
+                           [0.0, 0.0, 0.0])
+    return model, traj
+
+
+def test_html_is_offline_and_carries_three_js(pendulum):
+    model, traj = pendulum
+    html = mb.viz.animate3d(model, traj).data
+    libs = dict(re.findall(r'class="mbc3d-lib" data-file="([^"]+)">([^<]+)</script>', html))
+    page = re.sub(r'(class="mbc3d-lib"[^>]*>)[^<]+', r"\1", html)   # base64 may hold "//"
+    assert not re.search(r"https?:|//[a-z0-9]", page, re.I)   # no URL at all, not even a licence
+    violations, _ = _checker().scan_html(html)
+    assert violations == []
+    # the inline library is exactly the vendored files
+    assert sorted(libs) == sorted(viz3d._LIB_FILES)
+    for name, b64 in libs.items():
+        assert gzip.decompress(base64.b64decode(b64)) == (viz3d.THREEJS_DIR / name).read_bytes()
+    version = (viz3d.THREEJS_DIR / "VERSION").read_text().split()[0]
+    assert f'data-three="{version[len("three@"):]}"' in html
+    assert (viz3d.THREEJS_DIR / "LICENSE").read_text().startswith("The MIT License")
+
+
+def test_trajectory_embedded_resampled_and_light(pendulum):
+    model, traj = pendulum
+    html = mb.viz.animate3d(model, traj, fps=30).data
+    d = _data(html)
+    assert len(d["t"]) == 300 and d["t"][0] == 0 and d["t"][-1] == 10
+    assert [b["name"] for b in d["bodies"]] == ["ground", "rod1", "rod2", "rod3"]
+    assert len(d["bodies"][0]["r"]) == 3                       # the ground is stored once
+    assert all(len(b["r"]) == 3 * 300 and len(b["q"]) == 4 * 300 for b in d["bodies"][1:])
+    # Hermite resampling of the integrator's long steps matches the dense solution
+    dense = mb.sim.simulate(model, mb.tree.forward_dynamics, (0.0, 10.0), [1.0, 0.5, -0.3],
+                            [0.0, 0.0, 0.0], t_eval=np.linspace(0, 10, 300))
+    r, A = model.body_poses(dense.q)
+    got = np.array(d["bodies"][3]["r"]).reshape(-1, 3)
+    assert np.abs(got - r[:, 3]).max() < 2e-3
+    from scipy.spatial.transform import Rotation
+    quat = np.array(d["bodies"][3]["q"]).reshape(-1, 4)
+    assert np.allclose(Rotation.from_quat(quat).as_matrix(), A[:, 3], atol=2e-3)
+    # page weight: the compressed library plus tens of kilobytes of poses
+    data_bytes = len(re.search(r'class="mbc3d-data">(.*?)</script>', html).group(1))
+    assert data_bytes < 60_000 and len(html) < 400_000
+    lighter = mb.viz.animate3d(model, traj, embed_library=False).data
+    assert 'class="mbc3d-lib"' not in lighter
+    assert len(lighter) < 60_000
+
+
+def test_pairs_of_arrays_and_limits():
+    model = mb.models.double_pendulum()
+    t = np.linspace(0.0, 100.0, 5001)
+    Q = np.column_stack([np.sin(t), np.cos(t)])
+    d = _data(mb.viz.animate3d(model, (t, Q), fps=60, max_frames=120).data)
+    assert len(d["t"]) == 120
+    d = _data(mb.viz.animate3d(model, (t[:7], Q[:7]), fps=100).data)  # few samples: as given
+    assert d["t"] == [round(x, 4) for x in t[:7]]
+    with pytest.raises(ShapeError, match="shape"):
+        mb.viz.animate3d(model, (t, Q[:, :1]))
+    with pytest.raises(ShapeError, match="increasing"):
+        mb.viz.animate3d(model, (t[::-1], Q))
+    with pytest.raises(ShapeError, match="Trajectory"):
+        mb.viz.animate3d(model, 3.0)
+    with pytest.raises(ShapeError):
+        mb.viz.view(model, [0.0])
+
+
+def test_still_view_inertia_boxes_and_visuals():
+    model = mb.models.triple_pendulum()
+    html = mb.viz.view(model, [0.1, 0.2, 0.3]).data
+    assert '<div class="mbc3d-bar"' not in html
+    d = _data(html)
+    assert len(d["t"]) == 1
+    # the uniform box of mass 1 and unit principal moments: sides sqrt(6)
+    box = d["bodies"][1]["solids"][0]
+    assert box["k"] == "box" and np.allclose(box["d"], np.sqrt(6.0), atol=1e-6)
+    assert d["bodies"][1]["points"] == [[-1, 0, 0], [1, 0, 0]]
+    assert d["joints"][0]["axis"] == [0, 0, 1] and d["joints"][0]["base"]
+    origin = np.eye(4)
+    origin[:3, 3] = (0.5, 0.0, 0.0)
+    visuals = {"rod2": [{"type": "cylinder", "radius": 0.05, "length": 2.0, "origin": origin},
+                        {"type": "mesh", "filename": "package://arm/link.stl"},
+                        {"type": "sphere", "radius": 0.1, "rgba": (1, 0, 0, 1)}]}
+    d = _data(mb.viz.view(model, visuals=visuals).data)
+    solids = d["bodies"][2]["solids"]
+    assert [s["k"] for s in solids] == ["cylinder", "sphere"]
+    assert solids[0]["r"] == [0.5, 0, 0] and solids[0]["d"] == [0.05, 2]
+    assert d["bodies"][1]["solids"][0]["k"] == "box"             # others keep inertia boxes
+    with pytest.raises(ModelError, match="unknown bodies"):
+        mb.viz.view(model, visuals={"nope": []})
+    with pytest.raises(ModelError, match="type must be"):
+        mb.viz.view(model, visuals={"rod1": [{"type": "cone"}]})
+    with pytest.raises(ModelError, match="needs radius"):
+        mb.viz.view(model, visuals={"rod1": [{"type": "sphere"}]})
+
+
+# ------------------------------------------------------------------ a real browser
+_PROBE = r"""
+<pre id="result">pending</pre>
+<script>
+(function () {
+  var out = document.getElementById('result'), views = document.querySelectorAll('.mbc3d');
+  window.addEventListener('error', function (e) { out.textContent = 'error: ' + e.message; });
+  function frame(v, t) {        // RGBA pixels of the canvas after drawing time t
+    v.setTime(t); v.render();
+    var gl = v.renderer.getContext(), w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
+    var px = new Uint8Array(4 * w * h);
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+    return px;
+  }
+  function away(p, i, r, g, b) { return Math.abs(p[i] - r) + Math.abs(p[i + 1] - g) + Math.abs(p[i + 2] - b) > 30; }
+  function drawn(p) { var c = 0; for (var i = 0; i < p.length; i += 4) if (away(p, i, 247, 247, 247)) c++; return c; }
+  function finish() {
+    try {
+      var v = views[0].mbc3d, T = v.times[v.times.length - 1];
+      var a = frame(v, 0), b = frame(v, 0.37 * T), diff = 0;
+      for (var i = 0; i < a.length; i += 4) if (away(a, i, b[i], b[i + 1], b[i + 2])) diff++;
+      out.textContent = JSON.stringify({pixels: a.length / 4, drawn0: drawn(a), drawn1: drawn(b),
+        diff: diff, readout: views[0].querySelector('.mbc3d-time').textContent,
+        second: drawn(frame(views[1].mbc3d, 0)),
+        states: Array.prototype.map.call(views, function (e) { return e.getAttribute('data-state'); })});
+    } catch (e) { out.textContent = 'error: ' + e; }
+  }
+  var poll = setInterval(function () {
+    var s = Array.prototype.map.call(views, function (e) { return e.getAttribute('data-state'); });
+    if (s.indexOf('error') >= 0) { clearInterval(poll); out.textContent = 'error: ' + document.body.textContent.slice(0, 400); }
+    else if (s.every(function (x) { return x === 'ready'; })) { clearInterval(poll); finish(); }
+  }, 50);
+})();
+</script>
+"""
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _run(browser, page, tmp_path, tag):
+    netlog = tmp_path / f"{tag}.netlog.json"
+    cmd = [browser, "--headless=new", "--no-sandbox", "--disable-gpu",
+           "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+           # no network: every host resolves to nothing, any proxy use goes nowhere
+           '--host-resolver-rules=MAP * ~NOTFOUND', "--proxy-server=http://127.0.0.1:9",
+           "--disable-background-networking", "--disable-component-update", "--no-first-run",
+           "--disable-extensions", f"--user-data-dir={tmp_path / (tag + '-profile')}",
+           f"--log-net-log={netlog}", "--window-size=900,1200",
+           "--virtual-time-budget=20000", "--dump-dom", page.as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+    m = re.search(r'<pre id="result">([^<]*)</pre>', proc.stdout)
+    return (m.group(1) if m else proc.stdout[-500:] + proc.stderr[-2000:]), netlog
+
+
+def _page_requests(netlog):
+    """URLs the page asked for (not Chromium's own background services), from the net log."""
+    log = json.loads(netlog.read_text())
+    names = {v: k for k, v in log["constants"]["logEventTypes"].items()}
+    urls = []
+    for e in log["events"]:
+        p = e.get("params") or {}
+        if names.get(e["type"]) == "URL_REQUEST_START_JOB" and "url" in p:
+            # browser-initiated requests (time sync, accounts, dictionaries) have no origin
+            if p.get("initiator") != "not an origin" or "file://" in p.get("network_isolation_key", ""):
+                urls.append(p["url"])
+    return urls
+
+
+def test_headless_browser_draws_offline(pendulum, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("Chromium is not installed (Debian/Ubuntu: apt-get install chromium); "
+                    "the browser test of the three.js viewer needs it")
+    model, traj = pendulum
+    first = mb.viz.animate3d(model, traj).data
+    second = mb.viz.view(model, [0.3, -0.4, 0.8], embed_library=False, height=200).data
+    page = tmp_path / "view3d.html"
+    page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>3D</title></head>"
+                    f"<body>{first}{second}{_PROBE}</body></html>", encoding="utf-8")
+    # a page that does load from the network, to show the net-log check sees it
+    bad = tmp_path / "bad.html"
+    bad.write_text('<html><body><img src="http://example.com/x.png"><script>'
+                   'fetch("https://cdn.example.org/three.js").catch(function () {});'
+                   "</script></body></html>")
+    start = time.perf_counter()
+    result, netlog = _run(browser, page, tmp_path, "view")
+    _, badlog = _run(browser, bad, tmp_path, "bad")
+    seconds = time.perf_counter() - start
+    assert not result.startswith(("error", "pending")), result
+    stats = json.loads(result)
+    print(f"browser test: {seconds:.1f} s, {stats}")
+    assert stats["states"] == ["ready", "ready"]
+    assert stats["drawn0"] > 0.01 * stats["pixels"] and stats["drawn1"] > 0.01 * stats["pixels"]
+    assert stats["diff"] > 0.002 * stats["pixels"]               # the bodies moved
+    assert stats["second"] > 0.01 * stats["pixels"] / 3          # shared library drew it
+    assert stats["readout"] == "t = 3.70 s"
+    assert _page_requests(netlog) == []
+    assert {"http://example.com/x.png", "https://cdn.example.org/three.js"} <= set(
+        _page_requests(badlog))
