@@ -6,8 +6,9 @@
 Model(0 bodies, 0 joints, nq=0, nv=0, gravity=[0.0, -9.81, 0.0])
 """
 
-from . import (accuracy, cartesian, compiled, errors, grading, graph, inertial, joints, kinetic,
-               loops, models, poisson, sim, spatial, symbolic, tree, vereshchagin, viz)
+from . import (accuracy, cartesian, compiled, errors, grading, graph, inertial, joints,
+               kinematics, kinetic, loops, models, poisson, sim, spatial, symbolic, tree,
+               vereshchagin, viz)
 from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
 from .model import (JOINT_KINDS, BaseMotion, Body, GeneralizedForce, Joint, JointSpring, Load,
@@ -19,7 +20,7 @@ __all__ = [
     "Model", "Body", "Joint", "Load", "Spring", "JointSpring", "GeneralizedForce", "BaseMotion",
     "State", "JOINT_KINDS",
     "accuracy", "cartesian", "compiled", "errors", "grading", "graph", "inertial", "joints",
-    "kinetic", "loops", "models", "poisson", "sim", "spatial", "symbolic", "tree",
+    "kinematics", "kinetic", "loops", "models", "poisson", "sim", "spatial", "symbolic", "tree",
     "vereshchagin", "viz",
     "MbcourseError", "ModelError", "TopologyError", "ShapeError", "SingularSystemError",
     "InconsistentStateError",

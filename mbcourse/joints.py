@@ -159,6 +159,27 @@ class Joint(Part):
 
     Subclasses implement one joint kind each. All methods take ``q`` of shape
     ``(..., nq)`` (and ``v`` of shape ``(..., nv)``) and broadcast over leading dims.
+
+    Attributes
+    ----------
+    q_slice : slice
+        Where this joint's ``nq`` coordinates sit in the model's configuration vector:
+        ``q[..., joint.q_slice]`` is the joint's own ``q`` (names ``model.q_names[q_slice]``).
+        Set by :meth:`mbcourse.Model.add_joint` (joints are stacked in the order added).
+    v_slice : slice
+        Where its ``nv`` generalized speeds sit in ``qd`` (and ``qdd``, ``tau``):
+        ``qd[..., joint.v_slice]``. It differs from ``q_slice`` once a spherical or free
+        joint (``nq != nv``) comes before it.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.Model()
+    >>> _ = m.add_body("a", 1.0, [1, 1, 1]); _ = m.add_body("b", 1.0, [1, 1, 1])
+    >>> ball = m.add_joint("ball", "spherical", "ground", "a")
+    >>> hinge = m.add_joint("hinge", "revolute", "a", "b", axis=(0, 0, 1))
+    >>> ball.q_slice, ball.v_slice, hinge.q_slice, hinge.v_slice
+    (slice(0, 4, None), slice(0, 3, None), slice(4, 5, None), slice(3, 4, None))
     """
 
     kind = ""

@@ -948,6 +948,236 @@ class Model:
         """Names of the generalized speeds."""
         return [f"{j.name}.{c}" for j in self._joints for c in j.v_names]
 
+    # ----------------------------------------------------- coordinates by name
+    def _to_dict(self, name, value, size, labels):
+        arr = self._check_array(name, value, size, lambda: labels)
+        if arr.ndim == 1:
+            return {label: float(x) for label, x in zip(labels, arr)}
+        return {label: arr[..., k].copy() for k, label in enumerate(labels)}
+
+    def _from_dict(self, name, values, labels, default, partial):
+        from collections.abc import Mapping
+
+        if not isinstance(values, Mapping):
+            raise ShapeError(f"{name} must be a dict {{coordinate name: value}} with the names "
+                             f"{labels}, got {type(values).__name__}")
+        unknown = [key for key in values if key not in labels]
+        missing = [label for label in labels if label not in values]
+        if unknown:
+            raise ShapeError(f"{name}: unknown coordinate name(s) {unknown}; the names of this "
+                             f"model are {labels}")
+        if missing and not partial:
+            raise ShapeError(f"{name}: missing coordinate(s) {missing}; give every one of "
+                             f"{labels} or pass partial=True to default the missing ones to "
+                             f"{'neutral_q()' if name == 'q' else 'zero'}")
+        entries = []
+        for k, label in enumerate(labels):
+            value = values.get(label, default[k])
+            if np.iscomplexobj(value):
+                raise ShapeError(f"{name}[{label!r}] must be real, got {value!r}")
+            try:
+                entries.append(np.asarray(value, dtype=float))
+            except (TypeError, ValueError):
+                raise ShapeError(f"{name}[{label!r}] must be a number (or an array of numbers "
+                                 f"for a batch), got {value!r}") from None
+        try:
+            batch = np.broadcast_shapes(*(e.shape for e in entries))
+        except ValueError:
+            shapes = {label: e.shape for label, e in zip(labels, entries) if e.shape}
+            raise ShapeError(f"{name}: the values' shapes do not broadcast: {shapes}") from None
+        if not entries:
+            return np.zeros(0)
+        return np.stack([np.broadcast_to(e, batch) for e in entries], axis=-1)
+
+    def q_to_dict(self, q):
+        """The configuration as ``{name: value}`` with the names of :attr:`q_names`.
+
+        A single ``q`` (nq,) gives floats; a batch (..., nq) gives arrays of the batch shape.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.models.double_pendulum()
+        >>> m.q_to_dict([0.1, 0.2])
+        {'A.angle': 0.1, 'B.angle': 0.2}
+        """
+        return self._to_dict("q", q, self.nq, self.q_names)
+
+    def q_from_dict(self, values, partial=False):
+        """The configuration vector from ``{name: value}`` (names of :attr:`q_names`).
+
+        Parameters
+        ----------
+        values : dict
+            One number per coordinate (or arrays of one batch shape).
+        partial : bool
+            Let coordinates be missing: they take their :meth:`neutral_q` value (identity
+            quaternions). Otherwise a missing name is an error.
+
+        Returns
+        -------
+        ndarray, shape (..., nq)
+            Checked like every input (:meth:`check_q`: unit quaternions).
+
+        Raises
+        ------
+        ShapeError
+            Naming the unknown or missing coordinates, and the valid names.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.models.double_pendulum()
+        >>> m.q_from_dict({"B.angle": 0.5, "A.angle": 0.1}).tolist()
+        [0.1, 0.5]
+        >>> m.q_from_dict({"B.angle": 0.5}, partial=True).tolist()
+        [0.0, 0.5]
+        >>> m.q_from_dict({"B.angle": 0.5})
+        Traceback (most recent call last):
+        ...
+        mbcourse.errors.ShapeError: q: missing coordinate(s) ['A.angle']; give every one of ... or
+        pass partial=True to default the missing ones to neutral_q()
+        """
+        return self.check_q(self._from_dict("q", values, self.q_names, self.neutral_q(),
+                                            partial))
+
+    def qd_to_dict(self, qd):
+        """The generalized speeds as ``{name: value}`` with the names of :attr:`v_names`.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.Model()
+        >>> _ = m.add_body("top", 1.0, [1.0, 1.0, 2.0])
+        >>> _ = m.add_joint("ball", "spherical", "ground", "top")
+        >>> m.qd_to_dict([0.0, 0.0, 3.0])
+        {'ball.wx': 0.0, 'ball.wy': 0.0, 'ball.wz': 3.0}
+        """
+        return self._to_dict("qd", qd, self.nv, self.v_names)
+
+    def qd_from_dict(self, values, partial=False):
+        """The generalized speeds (..., nv) from ``{name: value}`` (names of
+        :attr:`v_names`); with ``partial=True`` missing speeds are zero.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.models.double_pendulum()
+        >>> m.qd_from_dict({"A.angle": [1.0, 2.0]}, partial=True).tolist()
+        [[1.0, 0.0], [2.0, 0.0]]
+        """
+        return self.check_v(self._from_dict("qd", values, self.v_names, np.zeros(self.nv),
+                                            partial))
+
+    # ----------------------------------------------------------------- summary
+    def _summary_tables(self):
+        """(title, headers, rows) of the bodies and joints, for :meth:`summary`."""
+        bodies = []
+        for b in self._bodies:
+            if b.index == 0:
+                motion = "prescribed motion" if self.base_motion else "fixed"
+                bodies.append(("0", b.name, "base", motion))
+            else:
+                J = b.inertia
+                if np.abs(J - np.diag(np.diag(J))).max() <= 1e-12 * np.abs(J).max():
+                    text = "diag(" + ", ".join(f"{x:.4g}" for x in np.diag(J)) + ")"
+                else:
+                    text = "principal " + ", ".join(f"{x:.4g}" for x in np.linalg.eigvalsh(J))
+                bodies.append((str(b.index), b.name, f"{b.mass:g}", text))
+        joints = []
+        cut = set()
+        try:
+            if not self.graph.is_tree:
+                cut = set(self.graph.spanning_tree()[1].tolist())
+        except TopologyError:
+            pass
+        for j in self._joints:
+            def where(s):
+                return "-" if s.stop == s.start else (
+                    f"{s.start}" if s.stop == s.start + 1 else f"{s.start}:{s.stop}")
+            coords = ", ".join(j.coordinate_names) or "(welded)"
+            if j.v_names != j.coordinate_names:
+                coords += "; speeds " + ", ".join(j.v_names)
+            kind = j.kind + (" (closes a loop)" if j.index in cut else "")
+            joints.append((str(j.index), j.name, kind, self._bodies[j.parent].name,
+                           self._bodies[j.child].name, where(j.q_slice), where(j.v_slice),
+                           coords))
+        return [("Bodies", ("#", "name", "mass", "central inertia (body axes)"), bodies),
+                ("Joints", ("#", "name", "kind", "parent", "child", "q", "v", "coordinates"),
+                 joints)]
+
+    def _summary_header(self):
+        extra = [f"{len(seq)} {label}" for seq, label in
+                 ((self._loads, "loads"), (self._springs, "springs"),
+                  (self._joint_springs, "joint springs"),
+                  (self._generalized_forces, "generalized forces")) if seq]
+        return (f"Model: {self.n} bodies, {self.m} joints, nq={self.nq}, nv={self.nv}, "
+                f"gravity={self.gravity.tolist()}" + ("; " + ", ".join(extra) if extra else ""))
+
+    def summary(self):
+        """A readable table of the bodies (masses, principal moments of inertia) and joints
+        (kind, parent, child, slices of ``q`` and ``v``, coordinate names).
+
+        ``print(model)`` prints it too; in a notebook the model shows it as an HTML table.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> print(mb.models.double_pendulum().summary())
+        Model: 2 bodies, 2 joints, nq=2, nv=2, gravity=[0.0, -9.81, 0.0]
+        Bodies
+          #  name    mass  central inertia (body axes)
+          0  ground  base  fixed
+          1  rod1    1     diag(0.0004167, 0.08354, 0.08354)
+          2  rod2    1     diag(0.0004167, 0.08354, 0.08354)
+        Joints
+          #  name  kind      parent  child  q  v  coordinates
+          0  A     revolute  ground  rod1   0  0  angle
+          1  B     revolute  rod1    rod2   1  1  angle
+
+        A ball joint has four coordinates (a quaternion) and three speeds:
+
+        >>> m = mb.Model()
+        >>> _ = m.add_body("top", 2.0, [1.0, 1.0, 1.5])
+        >>> _ = m.add_joint("ball", "spherical", "ground", "top", child_point=(0, 0, -0.5))
+        >>> print(m)
+        Model: 1 bodies, 1 joints, nq=4, nv=3, gravity=[0.0, 0.0, 0.0]
+        Bodies
+          #  name    mass  central inertia (body axes)
+          0  ground  base  fixed
+          1  top     2     diag(1, 1, 1.5)
+        Joints
+          #  name  kind       parent  child  q    v    coordinates
+          0  ball  spherical  ground  top    0:4  0:3  qw, qx, qy, qz; speeds wx, wy, wz
+        """
+        lines = [self._summary_header()]
+        for title, headers, rows in self._summary_tables():
+            lines.append(title)
+            if not rows:
+                lines.append("  (none)")
+                continue
+            widths = [max(len(str(r[k])) for r in rows + [headers])
+                      for k in range(len(headers))]
+            for r in [headers] + rows:
+                lines.append(("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+                             .rstrip())
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.summary()
+
+    def _repr_html_(self):
+        import html
+
+        parts = [f"<p><b>{html.escape(self._summary_header())}</b></p>"]
+        for title, headers, rows in self._summary_tables():
+            head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+            body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r)
+                           + "</tr>" for r in rows)
+            parts.append(f"<p>{title}</p><table><thead><tr>{head}</tr></thead>"
+                         f"<tbody>{body}</tbody></table>")
+        return "\n".join(parts)
+
     def validate(self):
         """Check the model is complete: at least one joint, every body connected to the base.
 

@@ -62,7 +62,7 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
-import hashlib
+import zlib
 import itertools
 import json
 import re
@@ -626,7 +626,7 @@ def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, heig
     data.update(height=int(height), speed=float(speed), autoplay=bool(autoplay))
     payload = _json_script(data)
     version, lib = _library()
-    ident = "mbc3d-" + hashlib.sha1(payload.encode()).hexdigest()[:10] + f"-{next(_counter)}"
+    ident = "mbc3d-" + f"{zlib.crc32(payload.encode()):08x}" + f"-{next(_counter)}"
     out = [f'<div class="mbc3d" id="{ident}" data-three="{version}">',
            f"<style>{_CSS}</style>",
            f'<div class="mbc3d-canvas" style="height:{int(height)}px">'
