@@ -205,7 +205,7 @@ _PLANES = {"xy": (0, 1), "xz": (0, 2), "yz": (1, 2), "zx": (2, 0), "zy": (2, 1),
 
 
 def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True,
-         hinge_vectors=False, color=None, alpha=1.0, lw=4.0):
+         hinge_vectors=False, color=None, alpha=1.0, lw=4.0, poses=None):
     """Draw a model at a configuration, labelled, with matplotlib.
 
     Every moving body is drawn as thick lines from its centre of mass to the
@@ -241,6 +241,11 @@ def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True
         a distinct colour per body.
     alpha, lw : float
         Transparency and width of the bodies' lines.
+    poses : (r, A), optional
+        The bodies' centres ``r`` (n + 1, 3) and orientations ``A`` (n + 1, 3, 3), as
+        :meth:`Model.body_poses` returns them, instead of ``q``: absolute coordinates that
+        need not satisfy the joints (chapter 2's drifting states). Sliding joints then draw
+        no travel.
 
     Returns
     -------
@@ -272,14 +277,23 @@ def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True
     three_d = ax is not None and getattr(ax, "name", "") == "3d"
     if not three_d and plane not in _PLANES:
         raise ModelError(f"plane must be one of {sorted(_PLANES)}, got {plane!r}")
-    q = model.neutral_q() if q is None else q
-    q = model.check_q(q)
-    if q.ndim != 1:
-        from .errors import ShapeError
+    from .errors import ShapeError
 
-        raise ShapeError(f"draw takes one configuration q of shape ({model.nq},), "
-                         f"got shape {q.shape}")
-    r, A = model.body_poses(q, t=t)
+    if poses is not None:
+        r, A = (np.asarray(x, dtype=float) for x in poses)
+        if r.shape != (model.n + 1, 3) or A.shape != (model.n + 1, 3, 3):
+            raise ShapeError(f"poses must be (r, A) of shapes ({model.n + 1}, 3) and "
+                             f"({model.n + 1}, 3, 3), got {r.shape} and {A.shape}")
+        if not (np.isfinite(r).all() and np.isfinite(A).all()):
+            raise ShapeError("poses contain NaN or infinity: every entry must be finite")
+        q = None
+    else:
+        q = model.neutral_q() if q is None else q
+        q = model.check_q(q)
+        if q.ndim != 1:
+            raise ShapeError(f"draw takes one configuration q of shape ({model.nq},), "
+                             f"got shape {q.shape}")
+        r, A = model.body_poses(q, t=t)
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 4))
     h, v = _PLANES.get(plane, (0, 1))
@@ -299,7 +313,8 @@ def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True
         else:
             ax.annotate(s, (p[h], p[v]), textcoords="offset points", **kw)
 
-    on_parent = [r[j.parent] + A[j.parent] @ (j.parent_point + j.z(q[j.q_slice]))
+    on_parent = [r[j.parent] + A[j.parent] @ (j.parent_point + (0.0 if q is None else
+                                                                 j.z(q[j.q_slice])))
                  for j in model.joints]
     anchor = [r[j.parent] + A[j.parent] @ j.parent_point for j in model.joints]
     on_child = [r[j.child] + A[j.child] @ j.child_point for j in model.joints]

@@ -65,3 +65,15 @@ def test_every_library_model_draws():
         model = getattr(mb.models, name)()
         ax = mb.viz.draw(model)
         assert len(ax.lines) >= model.n
+
+
+def test_poses_instead_of_q():
+    model = mb.models.double_pendulum()
+    r, A = model.body_poses(np.array([0.3, 0.2]))
+    r = r.copy()
+    r[2] += [0.01, 0.0, 0.0]          # a drifted absolute state: the hinge opens
+    ax = mb.viz.draw(model, poses=(r, A))
+    pts = _points(ax)
+    assert np.min(np.linalg.norm(pts - r[2, :2], axis=1)) < 1e-12
+    with pytest.raises(mb.errors.ShapeError, match="poses"):
+        mb.viz.draw(model, poses=(r[:2], A))
