@@ -24,7 +24,7 @@ HTML_MANAGER_SHA256 := 2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d
 WIDGETS_DIR         := book/_offline/widgets
 WIDGETS_TMP         := _build/.vendor-widgets
 
-.PHONY: help venv book pdf tex sandbox test bench homework grade clean check-offline vendor-widgets vendor-threejs
+.PHONY: help venv book pdf tex sandbox test bench homework grade clean check-offline vendor-widgets vendor-threejs robots-reference
 
 help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
@@ -36,6 +36,7 @@ help:
 	@echo "make bench  forward-dynamics timings vs Pinocchio and modern_robotics (< 15 min; not in make test)"
 	@echo "make check-offline   re-check _build/html for references to the network"
 	@echo "make vendor-widgets  re-fetch the ipywidgets embedder with npm (maintainers only)"
+	@echo "make robots-reference  recompute Pinocchio's reference dynamics of the shipped URDF robots"
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -114,6 +115,12 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/simulate.py
+
+# Pinocchio's dynamics of the shipped URDF robots (tests/data/robots_pinocchio.npz), the
+# independent reference tests/test_urdf.py compares every formulation against.
+robots-reference: $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[bench]"
+	$(BIN)/python benchmarks/robots_reference.py
 
 # Homework (README.md, "For instructors: homework"): nbgrader
 # releases every assignment into _build/homework/release/, autogrades three synthetic

@@ -8,7 +8,7 @@ Model(0 bodies, 0 joints, nq=0, nv=0, gravity=[0.0, -9.81, 0.0])
 
 from . import (accuracy, cartesian, compiled, errors, grading, graph, inertial, joints,
                kinematics, kinetic, loops, models, poisson, sim, spatial, symbolic, tree,
-               vereshchagin, viz)
+               urdf, vereshchagin, viz)
 from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
 from .model import (JOINT_KINDS, BaseMotion, Body, GeneralizedForce, Joint, JointSpring, Load,
@@ -21,7 +21,7 @@ __all__ = [
     "State", "JOINT_KINDS",
     "accuracy", "cartesian", "compiled", "errors", "grading", "graph", "inertial", "joints",
     "kinematics", "kinetic", "loops", "models", "poisson", "sim", "spatial", "symbolic", "tree",
-    "vereshchagin", "viz",
+    "urdf", "vereshchagin", "viz",
     "MbcourseError", "ModelError", "TopologyError", "ShapeError", "SingularSystemError",
     "InconsistentStateError",
 ]

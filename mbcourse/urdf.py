@@ -1,0 +1,499 @@
+"""Real robots: a URDF file read into a :class:`~mbcourse.Model`.
+
+URDF (the Unified Robot Description Format of ROS) describes a robot as *links* (rigid
+bodies with an ``<inertial>``: mass, centre of mass and inertia tensor in the link's
+frame) joined by *joints* (a pose of the joint frame in the parent link's frame, an axis
+in the joint frame, a kind). The course's Model describes the same tree with the bodies'
+centres of mass as origins (Wittenburg's convention), so the translation is short:
+
+* the body of a link keeps the **link's axes**; its origin moves to the centre of mass
+  ``c`` (so a URDF link frame is the point ``-c`` of its body, axes unchanged), and the
+  inertia tensor is turned into link axes, ``R I R^T``;
+* a joint with origin ``(p, R)`` in the parent link and axis ``a`` becomes
+  ``parent_point = p - c_parent``, ``child_point = -c_child``, ``axis = R a`` (parent axes)
+  and ``orientation = R``; URDF's child frame at ``q`` is ``R Rot(a, q)`` =
+  ``Rot(R a, q) R``, which is the Model's ``rotation(q) = Rot(axis, q) orientation``;
+* a ``fixed`` joint merges its child into the parent (masses, centres and inertias added,
+  as Pinocchio does); the merged link stays reachable as a *frame* (below), so the Panda's
+  massless ``panda_hand_tcp`` is a frame, not a body;
+* with ``floating_base=False`` the root link is the ground (its inertia carries no
+  dynamics), with ``floating_base=True`` it is a body on a ``free`` joint named
+  ``root_joint`` whose coordinates are the root link frame's position and quaternion;
+* ``continuous`` is a revolute joint, ``floating`` a free joint; ``planar`` joints are
+  refused (the Model has no planar joint), naming the joint;
+* a ``<mimic>`` joint loads as an independent joint with a warning naming it (Pinocchio's
+  default): the Model has no coupled coordinates.
+
+What the Model does not use is kept in ``model.parameters["urdf"]``: the robot's name, the
+file, every link's frame (``links[name] = (body, point, rotation)``: the body carrying it,
+the link origin in body axes from the centre of mass, the link axes in body axes), joint
+limits and damping, mimic relations, and the visual and collision geometry (primitives
+with their pose in body axes, meshes by file name) for drawing.
+
+The parser is the standard library's ``xml.etree.ElementTree``: URDF is a dozen element
+kinds, and a dependency such as yourdfpy would bring trimesh, lxml and network-fetching
+mesh loaders into a course environment that needs none of them.
+
+Two robots ship with the package (URDF only, without meshes; Apache-2.0, from
+example-robot-data 6.0.0, see ``mbcourse/robots/NOTICE.md``): the Franka Emika Panda
+(7 arm joints and two prismatic fingers) and the SO-100 desktop arm (6 revolute joints).
+Installing example-robot-data instead would add 131 MB of wheel (414 MB installed) for
+2 files of 15 and 10 kB.
+
+Examples
+--------
+>>> import numpy as np, mbcourse as mb
+>>> import warnings
+>>> with warnings.catch_warnings():
+...     warnings.simplefilter("ignore")        # the mimic finger joint is reported
+...     panda = mb.urdf.robot("panda")
+>>> panda.n, panda.nv, [j.name for j in panda.joints][:2]
+(9, 9, ['panda_joint1', 'panda_joint2'])
+>>> body, point, axes = panda.parameters["urdf"]["links"]["panda_hand_tcp"]
+>>> body
+'panda_link7'
+>>> r, R = mb.kinematics.frame_pose(panda, np.zeros(9), body, point)
+>>> r.round(4)                      # the tool centre point at the zero pose
+array([ 0.088 ,  0.    ,  0.8226])
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import warnings
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from .errors import ModelError
+from .model import Model
+
+__all__ = ["load", "robot", "robot_path", "ROBOTS", "link_pose", "rpy_matrix"]
+
+_ROBOT_DIR = pathlib.Path(__file__).parent / "robots"
+
+#: Robots shipped with the package: name -> URDF file in ``mbcourse/robots``.
+ROBOTS = {"panda": "panda.urdf", "so100": "so100.urdf"}
+
+_KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
+          "floating": "free", "fixed": None}
+
+
+def robot_path(name):
+    """Path of a shipped robot's URDF file (``"panda"`` or ``"so100"``)."""
+    if name not in ROBOTS:
+        raise ModelError(f"unknown robot {name!r}; shipped robots: {sorted(ROBOTS)} "
+                         "(load any other file with mb.urdf.load(path))")
+    return _ROBOT_DIR / ROBOTS[name]
+
+
+def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81)):
+    """A shipped robot as a Model: ``"panda"`` (9 joints) or ``"so100"`` (6 joints).
+
+    See :func:`load` for the arguments.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> arm = mb.urdf.robot("so100")
+    >>> [j.name for j in arm.joints]
+    ['shoulder_pan', 'shoulder_lift', 'elbow_flex', 'wrist_flex', 'wrist_roll', 'gripper']
+    """
+    return load(robot_path(name), floating_base=floating_base, gravity=gravity)
+
+
+# ----------------------------------------------------------------- small geometry
+def rpy_matrix(rpy):
+    """URDF's fixed-axis roll, pitch, yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rpy_matrix([0.0, 0.0, np.pi / 2]).round(12) + 0.0
+    array([[ 0., -1.,  0.],
+           [ 1.,  0.,  0.],
+           [ 0.,  0.,  1.]])
+    """
+    r, p, y = (float(v) for v in rpy)
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _numbers(element, attr, count, what, default=None):
+    text = element.get(attr) if element is not None else None
+    if text is None:
+        if default is None:
+            raise ModelError(f"{what}: missing attribute {attr!r} ({count} numbers)")
+        return np.array(default, dtype=float)
+    try:
+        values = np.array([float(v) for v in text.split()], dtype=float)
+    except ValueError:
+        raise ModelError(f"{what}: {attr}={text!r} is not {count} numbers") from None
+    if values.shape != (count,) or not np.all(np.isfinite(values)):
+        raise ModelError(f"{what}: {attr}={text!r} must be {count} finite numbers")
+    return values
+
+
+def _origin(element, what):
+    """(xyz, R) of an optional ``<origin>`` child (identity when absent)."""
+    origin = element.find("origin") if element is not None else None
+    if origin is None:
+        return np.zeros(3), np.eye(3)
+    return (_numbers(origin, "xyz", 3, f"{what} <origin>", (0.0, 0.0, 0.0)),
+            rpy_matrix(_numbers(origin, "rpy", 3, f"{what} <origin>", (0.0, 0.0, 0.0))))
+
+
+# ----------------------------------------------------------------- parsing
+class _Link:
+    def __init__(self, element):
+        self.name = element.get("name")
+        what = f"link {self.name!r}"
+        self.mass, self.com, self.inertia = 0.0, np.zeros(3), np.zeros((3, 3))
+        inertial = element.find("inertial")
+        if inertial is not None:
+            mass = inertial.find("mass")
+            self.mass = float(_numbers(mass, "value", 1, f"{what} <mass>")[0]) \
+                if mass is not None else 0.0
+            if self.mass < 0.0:
+                raise ModelError(f"{what}: negative mass {self.mass}")
+            xyz, R = _origin(inertial, f"{what} <inertial>")
+            tensor = inertial.find("inertia")
+            I = np.zeros((3, 3))
+            if tensor is not None:
+                names = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+                v = {}
+                for key in names:
+                    try:
+                        v[key] = float(tensor.get(key, "0"))
+                    except ValueError:
+                        raise ModelError(f"{what} <inertia>: {key}={tensor.get(key)!r} "
+                                         "is not a number") from None
+                I = np.array([[v["ixx"], v["ixy"], v["ixz"]],
+                              [v["ixy"], v["iyy"], v["iyz"]],
+                              [v["ixz"], v["iyz"], v["izz"]]])
+                if not np.all(np.isfinite(I)):
+                    raise ModelError(f"{what} <inertia> must be finite")
+            self.com, self.inertia = xyz, R @ I @ R.T
+        self.shapes = []
+        for role in ("visual", "collision"):
+            for item in element.findall(role):
+                shape = _shape(item, f"{what} <{role}>")
+                if shape is not None:
+                    shape["role"] = role
+                    self.shapes.append(shape)
+
+
+def _shape(item, what):
+    geometry = item.find("geometry")
+    if geometry is None or len(geometry) == 0:
+        return None
+    g = geometry[0]
+    xyz, R = _origin(item, what)
+    shape = {"position": xyz, "rotation": R}
+    if g.tag == "box":
+        shape.update(type="box", size=_numbers(g, "size", 3, f"{what} <box>"))
+    elif g.tag == "cylinder":
+        shape.update(type="cylinder",
+                     radius=float(_numbers(g, "radius", 1, f"{what} <cylinder>")[0]),
+                     length=float(_numbers(g, "length", 1, f"{what} <cylinder>")[0]))
+    elif g.tag == "sphere":
+        shape.update(type="sphere",
+                     radius=float(_numbers(g, "radius", 1, f"{what} <sphere>")[0]))
+    elif g.tag == "mesh":
+        shape.update(type="mesh", filename=g.get("filename", ""),
+                     scale=_numbers(g, "scale", 3, f"{what} <mesh>", (1.0, 1.0, 1.0)))
+    else:
+        return None
+    material = item.find("material")
+    if material is not None:
+        colour = material.find("color")
+        shape["material"] = material.get("name")
+        if colour is not None:
+            shape["rgba"] = _numbers(colour, "rgba", 4, f"{what} <color>", (0.7, 0.7, 0.7, 1))
+    return shape
+
+
+class _Joint:
+    def __init__(self, element, links):
+        self.name = element.get("name")
+        what = f"joint {self.name!r}"
+        if not self.name:
+            raise ModelError("a URDF <joint> has no name attribute")
+        self.type = element.get("type")
+        if self.type not in _KINDS:
+            valid = sorted(_KINDS)
+            if self.type == "planar":
+                raise ModelError(f"{what} is planar, which the Model cannot express (valid "
+                                 f"URDF types: {valid}); build that body with "
+                                 "mb.Model.add_joint instead")
+            raise ModelError(f"{what} has type {self.type!r}; valid URDF types: {valid}")
+        for role in ("parent", "child"):
+            tag = element.find(role)
+            link = tag.get("link") if tag is not None else None
+            if link is None:
+                raise ModelError(f"{what}: missing <{role} link=...>")
+            if link not in links:
+                raise ModelError(f"{what}: its {role} link {link!r} is not defined in the file")
+            setattr(self, role, link)
+        self.xyz, self.R = _origin(element, what)
+        axis = _numbers(element.find("axis"), "xyz", 3, f"{what} <axis>", (1.0, 0.0, 0.0))
+        if self.type in ("revolute", "continuous", "prismatic"):
+            norm = np.linalg.norm(axis)
+            if norm < 1e-12:
+                raise ModelError(f"{what}: <axis xyz> must be a nonzero direction, got "
+                                 f"{axis.tolist()}")
+            axis = axis / norm
+        self.axis = axis
+        limit = element.find("limit")
+        self.limit = {key: float(limit.get(key)) for key in ("lower", "upper", "effort",
+                                                                   "velocity")
+                      if limit is not None and limit.get(key) is not None}
+        dynamics = element.find("dynamics")
+        self.dynamics = {key: float(dynamics.get(key)) for key in ("damping", "friction")
+                         if dynamics is not None and dynamics.get(key) is not None}
+        mimic = element.find("mimic")
+        self.mimic = None if mimic is None else {
+            "joint": mimic.get("joint"), "multiplier": float(mimic.get("multiplier", "1")),
+            "offset": float(mimic.get("offset", "0"))}
+
+
+def _parse(source):
+    text_given = isinstance(source, str) and source.lstrip().startswith("<")
+    if text_given:
+        origin = "<string>"
+        try:
+            root = ET.fromstring(source)
+        except ET.ParseError as exc:
+            raise ModelError(f"URDF text is not well-formed XML: {exc}") from None
+    else:
+        if not isinstance(source, (str, os.PathLike)):
+            raise ModelError(f"mb.urdf.load needs a file path or URDF text, got "
+                             f"{type(source).__name__}")
+        path = pathlib.Path(source)
+        origin = str(path)
+        if not path.is_file():
+            raise ModelError(f"URDF file {origin!r} does not exist (shipped robots: "
+                             f"mb.urdf.robot(name) with name in {sorted(ROBOTS)})")
+        try:
+            root = ET.parse(path).getroot()
+        except ET.ParseError as exc:
+            raise ModelError(f"URDF file {origin!r} is not well-formed XML: {exc}") from None
+    if root.tag != "robot":
+        raise ModelError(f"{origin}: the root element is <{root.tag}>, a URDF needs <robot>")
+    links = {}
+    for element in root.findall("link"):
+        name = element.get("name")
+        if not name:
+            raise ModelError(f"{origin}: a <link> has no name attribute")
+        if name in links:
+            raise ModelError(f"{origin}: link {name!r} is defined twice")
+        links[name] = _Link(element)
+    if not links:
+        raise ModelError(f"{origin}: the file defines no <link>")
+    joints = []
+    for element in root.findall("joint"):  # direct children only (not <transmission>'s)
+        joints.append(_Joint(element, links))
+    return root.get("name", ""), origin, links, joints
+
+
+# ----------------------------------------------------------------- the tree
+def _tree(links, joints, origin):
+    parent_joint = {}
+    names = set()
+    for j in joints:
+        if j.name in names:
+            raise ModelError(f"{origin}: joint {j.name!r} is defined twice")
+        names.add(j.name)
+        if j.child in parent_joint:
+            raise ModelError(f"{origin}: link {j.child!r} is the child of two joints "
+                             f"({parent_joint[j.child].name!r} and {j.name!r}); URDF "
+                             "describes trees, close loops with mb.Model.add_joint")
+        parent_joint[j.child] = j
+    roots = [name for name in links if name not in parent_joint]
+    if len(roots) != 1:
+        raise ModelError(f"{origin}: a URDF tree has one root link, found {len(roots)}: "
+                         f"{roots if roots else 'none (the joints form a cycle)'}")
+    children = {name: [] for name in links}
+    for j in joints:
+        children[j.parent].append(j)
+    order, stack, seen = [], [roots[0]], set()
+    while stack:  # depth first, children in file order
+        name = stack.pop()
+        seen.add(name)
+        order.append(name)
+        stack.extend(j.child for j in reversed(children[name]))
+    if len(seen) != len(links):
+        stray = sorted(set(links) - seen)
+        raise ModelError(f"{origin}: links {stray} are not connected to the root "
+                         f"{roots[0]!r} (the joints form a cycle)")
+    return roots[0], order, parent_joint
+
+
+def _composite(parts):
+    """Mass, centre and central inertia of point-placed parts ``(m, c, I)``."""
+    mass = sum(m for m, _, _ in parts)
+    if mass <= 0.0:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    centre = sum(m * c for m, c, _ in parts) / mass
+    inertia = np.zeros((3, 3))
+    for m, c, I in parts:
+        d = c - centre
+        inertia += I + m * (d @ d * np.eye(3) - np.outer(d, d))
+    return mass, centre, inertia
+
+
+def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
+    """Read a URDF robot into a :class:`~mbcourse.Model`.
+
+    Parameters
+    ----------
+    source : str or path-like
+        A URDF file, or URDF text (a string starting with ``<``).
+    floating_base : bool
+        ``False``: the root link is the ground (named as in the file). ``True``: the root
+        link is a body on a free joint ``root_joint`` from a ground named ``"world"``.
+    gravity : array_like, shape (3,)
+        Gravity in the root link's axes (URDF robots stand on z up).
+
+    Returns
+    -------
+    Model
+        Bodies named as the URDF's moving links, joints as its non-fixed joints (in
+        depth-first order from the root), ``model.parameters["urdf"]`` as described in
+        the module docstring.
+
+    Raises
+    ------
+    ModelError
+        Naming the file, link or joint: malformed XML, unknown links, two roots or a cycle,
+        planar joints, a moving link without mass.
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> text = '''<robot name="pendulum">
+    ...   <link name="base"/>
+    ...   <link name="rod"><inertial><origin xyz="0 0 -0.5"/><mass value="2"/>
+    ...     <inertia ixx="0.2" iyy="0.2" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+    ...   <joint name="hinge" type="continuous"><parent link="base"/><child link="rod"/>
+    ...     <origin xyz="0 0 1"/><axis xyz="0 1 0"/></joint>
+    ... </robot>'''
+    >>> m = mb.urdf.load(text)
+    >>> m.joint("hinge").parent_point.tolist(), m.joint("hinge").child_point.tolist()
+    ([0.0, 0.0, 1.0], [0.0, 0.0, 0.5])
+    >>> mb.vereshchagin.forward_dynamics(m, [0.3], [0.0]).round(6)   # -m g l sin q / (I + m l^2)
+    array([-4.141505])
+    """
+    name, origin, links, joints = _parse(source)
+    root, order, parent_joint = _tree(links, joints, origin)
+
+    # owner[link] = (body link, xyz, R): the moving link whose body carries it
+    owner = {}
+    for link in order:
+        j = parent_joint.get(link)
+        if link == root:
+            owner[link] = (root, np.zeros(3), np.eye(3))
+        elif j.type == "fixed":
+            body, p, R = owner[j.parent]
+            owner[link] = (body, p + R @ j.xyz, R @ j.R)
+        else:
+            owner[link] = (link, np.zeros(3), np.eye(3))
+    parts = {}
+    for link in order:
+        body, p, R = owner[link]
+        L = links[link]
+        parts.setdefault(body, []).append((L.mass, p + R @ L.com, R @ L.inertia @ R.T))
+    composite = {body: _composite(items) for body, items in parts.items()}
+
+    ground = "world" if floating_base else root
+    model = Model(gravity=gravity, base=ground)
+    centre = {}  # body link -> centre of mass in link axes (zero for the ground)
+    bodies = [root] if floating_base else []
+    bodies += [link for link in order if link != root and owner[link][0] == link]
+    for body in bodies:
+        mass, c, inertia = composite[body]
+        j = parent_joint.get(body)
+        if mass <= 0.0:
+            moved = f"moved by joint {j.name!r}" if j is not None else "the floating base"
+            raise ModelError(
+                f"{origin}: link {body!r} ({moved}) has no mass, with the links fixed to it; "
+                "every moving body of the Model needs a positive mass and inertia "
+                "(add an <inertial> or make the joint fixed)")
+        model.add_body(body, mass, inertia)
+        centre[body] = c
+    if not floating_base:
+        centre[root] = np.zeros(3)
+
+    mimics = {}
+    if floating_base:
+        model.add_joint("root_joint", "free", ground, root, child_point=-centre[root])
+    for link in order:
+        j = parent_joint.get(link)
+        if j is None or j.type == "fixed":
+            continue
+        body, p, R = owner[j.parent]
+        xyz, Rj = p + R @ j.xyz, R @ j.R
+        kind = _KINDS[j.type]
+        kwargs = {"orientation": Rj}
+        if kind in ("revolute", "prismatic"):
+            kwargs["axis"] = Rj @ j.axis
+        model.add_joint(j.name, kind, body, link, parent_point=xyz - centre[body],
+                        child_point=-centre[link], **kwargs)
+        if j.mimic is not None:
+            mimics[j.name] = j.mimic
+    if mimics:
+        described = ", ".join(f"{k!r} (mimics {v['joint']!r})" for k, v in mimics.items())
+        warnings.warn(f"{origin}: mimic joints {described} are loaded as independent "
+                      "joints (the Model has no coupled coordinates)", stacklevel=2)
+
+    frames = {}
+    for link in order:
+        body, p, R = owner[link]
+        frames[link] = (body, p - centre[body], R)
+    shapes = {}
+    for link in order:
+        body, p, R = owner[link]
+        for shape in links[link].shapes:
+            placed = dict(shape, link=link, position=R @ shape["position"] + p - centre[body],
+                          rotation=R @ shape["rotation"])
+            shapes.setdefault(body, []).append(placed)
+    model.parameters["urdf"] = {
+        "name": name, "source": origin, "root": root, "floating_base": bool(floating_base),
+        "links": frames, "shapes": shapes, "mimic": mimics,
+        "limits": {j.name: j.limit for j in joints if j.limit},
+        "dynamics": {j.name: j.dynamics for j in joints if j.dynamics},
+    }
+    return model
+
+
+def link_pose(model, q, link, t=0.0):
+    """Position and axes of a URDF link frame (also a fixed, merged one) at ``q``.
+
+    Returns
+    -------
+    position : ndarray, shape (..., 3)
+    rotation : ndarray, shape (..., 3, 3)
+        Link axes to world axes.
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> arm = mb.urdf.robot("so100")
+    >>> r, R = mb.urdf.link_pose(arm, np.zeros(6), "gripper")
+    >>> r.shape, R.shape
+    ((3,), (3, 3))
+    """
+    from .kinematics import frame_pose
+
+    info = model.parameters.get("urdf") if isinstance(model, Model) else None
+    if info is None:
+        raise ModelError("link_pose needs a Model loaded by mb.urdf.load (it has no URDF "
+                         "links); use mb.kinematics.frame_pose(model, q, body, point)")
+    if link not in info["links"]:
+        raise ModelError(f"unknown link {link!r}; links: {list(info['links'])}")
+    body, point, axes = info["links"][link]
+    r, R = frame_pose(model, q, body, point, t=t)
+    return r, R @ axes
