@@ -156,6 +156,24 @@ def _visual_shapes(name, entries):
     return shapes
 
 
+def _urdf_visuals(model, name):
+    """The primitive ``<visual>`` shapes of a body loaded by :func:`mbcourse.urdf.load`
+    (``None`` when it has none, e.g. meshes only: the body is then drawn as its inertia box)."""
+    info = model.parameters.get("urdf")
+    if not isinstance(info, dict):
+        return None
+    entries = []
+    for shape in info.get("shapes", {}).get(name, ()):
+        if shape.get("role") != "visual" or shape.get("type") == "mesh":
+            continue
+        origin = np.eye(4)
+        origin[:3, :3], origin[:3, 3] = shape["rotation"], shape["position"]
+        entry = {k: shape[k] for k in ("type", "size", "radius", "length", "rgba") if k in shape}
+        entry["origin"] = origin
+        entries.append(entry)
+    return entries or None
+
+
 def _trajectory(model, trajectory):
     """``(t, Q, V)`` from a Trajectory-like object (``.t``, ``.q``, optional ``.qd``) or a
     pair ``(t, Q)`` (then ``V`` is None)."""
@@ -269,6 +287,8 @@ def _scene(model, t, Q, visuals, shapes, body_frames, joint_axes):
         body = model.bodies[b]
         solids = []
         entries = vis.get(body.name, getattr(body, "visuals", None))
+        if entries is None:
+            entries = _urdf_visuals(model, body.name)
         if entries is not None:
             for kind, dims, origin, rgba in _visual_shapes(body.name, entries):
                 solids.append(dict(k=kind, d=dims, r=origin[:3, 3], q=_quat(origin[:3, :3]),
@@ -679,7 +699,8 @@ def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_fr
         r}, ...]}`` with ``T`` a 4x4 transform from the body's frame (origin at its centre
         of mass) to the shape's (a cylinder's axis is the shape's z, as in URDF); optional
         ``"rgba"``. ``"mesh"`` entries are skipped. Bodies not named keep their
-        ``visuals`` attribute if they have one, else their inertia box.
+        ``visuals`` attribute if they have one, then the primitive URDF visuals of a
+        model from :func:`mbcourse.urdf.load`, else their inertia box.
     shapes : bool
         Draw inertia boxes for bodies without visuals.
     body_frames, joint_axes, legend : bool

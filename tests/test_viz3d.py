@@ -139,6 +139,28 @@ def test_still_view_inertia_boxes_and_visuals():
         mb.viz.view(model, visuals={"rod1": [{"type": "sphere"}]})
 
 
+def test_urdf_primitive_visuals_are_drawn_and_meshes_fall_back_to_inertia_boxes():
+    text = """<robot name="t"><link name="base"/>
+      <link name="a"><inertial><origin xyz="0.1 0 0"/><mass value="2"/>
+        <inertia ixx="0.02" iyy="0.03" izz="0.04" ixy="0" ixz="0" iyz="0"/></inertial>
+        <visual><origin xyz="0.2 0 0"/><geometry><box size="0.4 0.05 0.05"/></geometry>
+          <material name="m"><color rgba="1 0 0 1"/></material></visual>
+        <collision><geometry><sphere radius="0.3"/></geometry></collision></link>
+      <link name="b"><inertial><mass value="1"/>
+        <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+        <visual><geometry><mesh filename="package://x/b.stl"/></geometry></visual></link>
+      <joint name="j1" type="revolute"><parent link="base"/><child link="a"/>
+        <axis xyz="0 0 1"/></joint>
+      <joint name="j2" type="revolute"><parent link="a"/><child link="b"/>
+        <origin xyz="0.4 0 0"/><axis xyz="0 0 1"/></joint></robot>"""
+    d = _data(mb.viz.view(mb.urdf.load(text), [0.0, 0.0]).data)
+    a, b = d["bodies"][1]["solids"], d["bodies"][2]["solids"]
+    assert [s["k"] for s in a] == ["box"]                      # the visual, not the collision
+    assert a[0]["r"] == [0.1, 0, 0] and a[0]["d"] == [0.4, 0.05, 0.05]   # from the centre
+    assert a[0]["rgba"] == [1, 0, 0, 1]
+    assert [s["k"] for s in b] == ["box"] and np.allclose(b[0]["d"], np.sqrt(6 * 0.01), atol=1e-6)  # a^2 = 6 (J + J - J) / m
+
+
 # ------------------------------------------------------------------ a real browser
 _PROBE = r"""
 <pre id="result">pending</pre>
