@@ -14,8 +14,6 @@ import gzip
 import importlib.util
 import json
 import re
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -162,81 +160,16 @@ def test_urdf_primitive_visuals_are_drawn_and_meshes_fall_back_to_inertia_boxes(
 
 
 # ------------------------------------------------------------------ a real browser
-_PROBE = r"""
-<pre id="result">pending</pre>
-<script>
-(function () {
-  var out = document.getElementById('result'), views = document.querySelectorAll('.mbc3d');
-  window.addEventListener('error', function (e) { out.textContent = 'error: ' + e.message; });
-  function frame(v, t) {        // RGBA pixels of the canvas after drawing time t
-    v.setTime(t); v.render();
-    var gl = v.renderer.getContext(), w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
-    var px = new Uint8Array(4 * w * h);
-    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
-    return px;
-  }
-  function away(p, i, r, g, b) { return Math.abs(p[i] - r) + Math.abs(p[i + 1] - g) + Math.abs(p[i + 2] - b) > 30; }
-  function drawn(p) { var c = 0; for (var i = 0; i < p.length; i += 4) if (away(p, i, 247, 247, 247)) c++; return c; }
-  function finish() {
-    try {
-      var v = views[0].mbc3d, T = v.times[v.times.length - 1];
-      var a = frame(v, 0), b = frame(v, 0.37 * T), diff = 0;
-      for (var i = 0; i < a.length; i += 4) if (away(a, i, b[i], b[i + 1], b[i + 2])) diff++;
-      out.textContent = JSON.stringify({pixels: a.length / 4, drawn0: drawn(a), drawn1: drawn(b),
-        diff: diff, readout: views[0].querySelector('.mbc3d-time').textContent,
-        second: drawn(frame(views[1].mbc3d, 0)),
-        states: Array.prototype.map.call(views, function (e) { return e.getAttribute('data-state'); })});
-    } catch (e) { out.textContent = 'error: ' + e; }
-  }
-  var poll = setInterval(function () {
-    var s = Array.prototype.map.call(views, function (e) { return e.getAttribute('data-state'); });
-    if (s.indexOf('error') >= 0) { clearInterval(poll); out.textContent = 'error: ' + document.body.textContent.slice(0, 400); }
-    else if (s.every(function (x) { return x === 'ready'; })) { clearInterval(poll); finish(); }
-  }, 50);
-})();
-</script>
-"""
-
-
-def _chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def _run(browser, page, tmp_path, tag):
-    netlog = tmp_path / f"{tag}.netlog.json"
-    cmd = [browser, "--headless=new", "--no-sandbox", "--disable-gpu",
-           "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-           # no network: every host resolves to nothing, any proxy use goes nowhere
-           '--host-resolver-rules=MAP * ~NOTFOUND', "--proxy-server=http://127.0.0.1:9",
-           "--disable-background-networking", "--disable-component-update", "--no-first-run",
-           "--disable-extensions", f"--user-data-dir={tmp_path / (tag + '-profile')}",
-           f"--log-net-log={netlog}", "--window-size=900,1200",
-           "--virtual-time-budget=20000", "--dump-dom", page.as_uri()]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
-    m = re.search(r'<pre id="result">([^<]*)</pre>', proc.stdout)
-    return (m.group(1) if m else proc.stdout[-500:] + proc.stderr[-2000:]), netlog
-
-
-def _page_requests(netlog):
-    """URLs the page asked for (not Chromium's own background services), from the net log."""
-    log = json.loads(netlog.read_text())
-    names = {v: k for k, v in log["constants"]["logEventTypes"].items()}
-    urls = []
-    for e in log["events"]:
-        p = e.get("params") or {}
-        if names.get(e["type"]) == "URL_REQUEST_START_JOB" and "url" in p:
-            # browser-initiated requests (time sync, accounts, dictionaries) have no origin
-            if p.get("initiator") != "not an origin" or "file://" in p.get("network_isolation_key", ""):
-                urls.append(p["url"])
-    return urls
+def _browser_tools():
+    spec = importlib.util.spec_from_file_location("check_3d", ROOT / "tools" / "check_3d.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_headless_browser_draws_offline(pendulum, tmp_path):
-    browser = _chromium()
+    tools = _browser_tools()
+    browser = tools.chromium()
     if browser is None:
         pytest.skip("Chromium is not installed (Debian/Ubuntu: apt-get install chromium); "
                     "the browser test of the three.js viewer needs it")
@@ -245,24 +178,25 @@ def test_headless_browser_draws_offline(pendulum, tmp_path):
     second = mb.viz.view(model, [0.3, -0.4, 0.8], embed_library=False, height=200).data
     page = tmp_path / "view3d.html"
     page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>3D</title></head>"
-                    f"<body>{first}{second}{_PROBE}</body></html>", encoding="utf-8")
+                    f"<body>{first}{second}{tools.PROBE}</body></html>", encoding="utf-8")
     # a page that does load from the network, to show the net-log check sees it
     bad = tmp_path / "bad.html"
     bad.write_text('<html><body><img src="http://example.com/x.png"><script>'
                    'fetch("https://cdn.example.org/three.js").catch(function () {});'
                    "</script></body></html>")
     start = time.perf_counter()
-    result, netlog = _run(browser, page, tmp_path, "view")
-    _, badlog = _run(browser, bad, tmp_path, "bad")
+    result, netlog = tools.run_page(browser, page, tmp_path, "view")
+    _, badlog = tools.run_page(browser, bad, tmp_path, "bad")
     seconds = time.perf_counter() - start
     assert not result.startswith(("error", "pending")), result
-    stats = json.loads(result)
-    print(f"browser test: {seconds:.1f} s, {stats}")
-    assert stats["states"] == ["ready", "ready"]
-    assert stats["drawn0"] > 0.01 * stats["pixels"] and stats["drawn1"] > 0.01 * stats["pixels"]
-    assert stats["diff"] > 0.002 * stats["pixels"]               # the bodies moved
-    assert stats["second"] > 0.01 * stats["pixels"] / 3          # shared library drew it
-    assert stats["readout"] == "t = 3.70 s"
-    assert _page_requests(netlog) == []
+    anim, still = json.loads(result)
+    print(f"browser test: {seconds:.1f} s, {anim}, {still}")
+    assert anim["state"] == still["state"] == "ready"
+    assert anim["drawn0"] > 0.01 * anim["pixels"] and anim["drawn1"] > 0.01 * anim["pixels"]
+    assert anim["diff"] > 0.002 * anim["pixels"]                 # the bodies moved
+    assert still["drawn0"] > 0.01 * still["pixels"] / 3          # shared library drew it
+    assert still["frames"] == 1 and still["readout"] is None
+    assert anim["readout"] == "t = 3.70 s"
+    assert tools.page_requests(netlog) == []
     assert {"http://example.com/x.png", "https://cdn.example.org/three.js"} <= set(
-        _page_requests(badlog))
+        tools.page_requests(badlog))
