@@ -24,7 +24,7 @@ HTML_MANAGER_SHA256 := 2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d
 WIDGETS_DIR         := book/_offline/widgets
 WIDGETS_TMP         := _build/.vendor-widgets
 
-.PHONY: help venv book pdf tex sandbox test bench homework grade clean check-offline vendor-widgets vendor-threejs robots-reference
+.PHONY: help venv book pdf tex sandbox browser test bench homework grade clean check-offline vendor-widgets vendor-threejs robots-reference
 
 help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
@@ -46,9 +46,10 @@ $(STAMP): pyproject.toml constraints.txt
 
 venv: $(STAMP)
 
-book: $(STAMP) $(WIDGETS_DIR)/embed.js
+book: $(STAMP) $(WIDGETS_DIR)/embed.js browser
 	$(BIN)/jupyter-book build . --path-output . --all -W -n --keep-going
 	$(BIN)/python tools/check_offline.py _build/html
+	$(BIN)/python tools/check_3d.py _build/html
 
 check-offline:
 	$(PYTHON) tools/check_offline.py _build/html --links
@@ -96,7 +97,7 @@ vendor-threejs:
 	printf 'three@%s (npm) tarball sha256 %s\n' $(THREEJS) $(THREEJS_SHA256) > $(THREEJS_DIR)/VERSION
 	rm -rf $(THREEJS_TMP)
 
-test: $(STAMP) sandbox
+test: $(STAMP) sandbox browser
 	$(BIN)/python -m pytest -q
 
 # The homework grader runs students' code in a bubblewrap sandbox (homework/grader.py).
@@ -108,6 +109,18 @@ sandbox:
 	else \
 	  echo "warning: bubblewrap (bwrap) is missing: homework is graded without a sandbox" >&2; \
 	  echo "  and the attack tests are skipped. Debian/Ubuntu: apt-get install bubblewrap" >&2; fi
+
+# A headless browser for the 3D views' checks (tools/check_3d.py after `make book`, and
+# tests/test_viz3d.py): Debian's chromium, installed when missing and we are root.
+browser:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+	    || command -v google-chrome >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || \
+	  { apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium >/dev/null; }; \
+	else \
+	  echo "warning: no chromium: the 3D views of the site are not checked in a browser." >&2; \
+	  echo "  Debian/Ubuntu: apt-get install chromium" >&2; fi
 
 # Benchmarks (benchmarks/README.md): installs the bench extra (Pinocchio, modern_robotics)
 # into .venv, then writes benchmarks/results/{forward_dynamics.csv,.png,summary.md}.
