@@ -676,6 +676,18 @@ def _escape(s):
     return html.escape(str(s))
 
 
+def _display(html, text):
+    """An ``IPython.display.HTML`` whose plain-text form (what a PDF or a terminal shows)
+    says what the picture is, instead of ``<IPython.core.display.HTML object>``."""
+    from IPython.display import HTML
+
+    class View3D(HTML):
+        def __repr__(self):
+            return text
+
+    return View3D(html)
+
+
 def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_frames=True,
          joint_axes=True, embed_library=True, legend=True):
     """Interactive 3D view of a model at one configuration (three.js, works offline).
@@ -730,8 +742,6 @@ def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_fr
     >>> 'class="mbc3d-lib"' in html, '<div class="mbc3d-bar"' in html  # three.js, no player
     (True, False)
     """
-    from IPython.display import HTML
-
     from .errors import ShapeError
 
     q = model.neutral_q() if q is None else q
@@ -739,9 +749,11 @@ def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_fr
     if q.ndim != 1:
         raise ShapeError(f"view takes one configuration q of shape ({model.nq},), "
                          f"got shape {q.shape}; use animate3d for a motion")
-    return HTML(view_html(model, [t], q[None], height=height, visuals=visuals, shapes=shapes,
-                          body_frames=body_frames, joint_axes=joint_axes,
-                          embed_library=embed_library, legend=legend))
+    return _display(view_html(model, [t], q[None], height=height, visuals=visuals,
+                              shapes=shapes, body_frames=body_frames, joint_axes=joint_axes,
+                              embed_library=embed_library, legend=legend),
+                    f"[3D view of {model.n} bodies: interactive in Jupyter and in the web "
+                    "version of the book]")
 
 
 def animate3d(model, trajectory, *, fps=30.0, max_frames=300, speed=1.0, height=420,
@@ -799,10 +811,10 @@ def animate3d(model, trajectory, *, fps=30.0, max_frames=300, speed=1.0, height=
     >>> '<div class="mbc3d-bar"' in html, "://" in html
     (True, False)
     """
-    from IPython.display import HTML
-
     t, Q, V = _trajectory(model, trajectory)
-    return HTML(view_html(model, t, Q, V, fps=fps, max_frames=max_frames, speed=speed,
-                          height=height, visuals=visuals, shapes=shapes,
-                          body_frames=body_frames, joint_axes=joint_axes,
-                          embed_library=embed_library, autoplay=autoplay, legend=legend))
+    return _display(view_html(model, t, Q, V, fps=fps, max_frames=max_frames, speed=speed,
+                              height=height, visuals=visuals, shapes=shapes,
+                              body_frames=body_frames, joint_axes=joint_axes,
+                              embed_library=embed_library, autoplay=autoplay, legend=legend),
+                    f"[3D animation of {model.n} bodies over {float(t[-1] - t[0]):g} s: "
+                    "interactive in Jupyter and in the web version of the book]")

@@ -110,7 +110,9 @@ def test_pairs_of_arrays_and_limits():
 
 def test_still_view_inertia_boxes_and_visuals():
     model = mb.models.triple_pendulum()
-    html = mb.viz.view(model, [0.1, 0.2, 0.3]).data
+    shown = mb.viz.view(model, [0.1, 0.2, 0.3])
+    assert repr(shown).startswith("[3D view of 3 bodies")   # what a PDF or a terminal prints
+    html = shown.data
     assert '<div class="mbc3d-bar"' not in html
     d = _data(html)
     assert len(d["t"]) == 1
