@@ -495,8 +495,9 @@ def driven(model, q, qd, prescribed, tau=None, *, t=0.0):
 
     Some generalized accelerations are prescribed (a motor enforces ``q_k(t)``); the rest
     follow from the equations with rows and columns of the driven coordinates removed,
-    ``A' qdd' = B' - eta qdd_k``, and the actuator force is
-    ``M_k = (A qdd)_k - B_k`` (3.93).
+    ``A' qdd' = B' - eta qdd_k``, and the actuator gives the generalized force
+    ``tau_k = (A qdd)_k - B_k`` that the drive applies to the child; the textbook's (3.93)
+    ``M_k^m = B_k - (A qdd)_k`` is its reaction on the parent (``tau_k = -M_k^m``).
 
     Parameters
     ----------
