@@ -179,7 +179,9 @@ def show_animation(anim: Animation, *, close: bool = True, **kwargs: Any) -> HTM
     Returns
     -------
     IPython.display.HTML
-        The player, rendered by Jupyter and by the book.
+        The player, rendered by Jupyter and by the book. It also carries a PNG of
+        the animation's first frame and a one-line text form, which is what the
+        PDF version of the book (and a terminal) shows instead of the player.
 
     Examples
     --------
@@ -190,15 +192,40 @@ def show_animation(anim: Animation, *, close: bool = True, **kwargs: Any) -> HTM
     >>> player = show_animation(anim)
     >>> plt.fignum_exists(fig.number), "<svg" in player.data
     (False, True)
+    >>> player._repr_png_()[:4], repr(player)
+    (b'\x89PNG', '[animation: 2 frames; it plays in the HTML version of the book]')
     """
+    import io
+
     from IPython.display import HTML
 
+    fig = anim._fig
     html = jshtml(anim, **kwargs)
+    # The still for the PDF: the first frame, drawn again after the player is made.
+    frames = getattr(anim, "_save_count", None)
+    try:
+        first = next(iter(anim.new_saved_frame_seq()))
+        anim._draw_frame(first)
+    except Exception:  # pragma: no cover - an animation without a frame sequence
+        pass
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    png = buf.getvalue()
     if close:
         import matplotlib.pyplot as plt
 
-        plt.close(anim._fig)
-    return HTML(html)
+        plt.close(fig)
+    count = f"{frames} frames; " if frames else ""
+    text = f"[animation: {count}it plays in the HTML version of the book]"
+
+    class AnimationPlayer(HTML):
+        def _repr_png_(self):
+            return png
+
+        def __repr__(self):
+            return text
+
+    return AnimationPlayer(html)
 
 
 _PLANES = {"xy": (0, 1), "xz": (0, 2), "yz": (1, 2), "zx": (2, 0), "zy": (2, 1), "yx": (1, 0)}
