@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import copy
 import re
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from prose_numbers import unbacked  # noqa: E402
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
 CHAPTERS = sorted(p.name for p in BOOK.glob("[0-9][0-9]_*.ipynb")) + ["robots.ipynb"]
@@ -45,8 +49,10 @@ def with_solutions(nb):
 
 
 def execute(name):
-    """Errors of ``name`` run with its solutions: ``[(where, error)]``, and the count of
-    solution cells."""
+    """Errors of ``name`` run with its solutions: ``[(where, error)]``, the count of
+    solution cells, and the numbers its prose quotes that no code or output backs
+    (tools/prose_numbers.py; the solutions' outputs count, so a solution may quote what
+    its own code prints)."""
     from nbclient import NotebookClient
 
     nb = with_solutions(nbformat.read(BOOK / name, as_version=4))
@@ -55,13 +61,14 @@ def execute(name):
     errors = [(c.metadata.get("solution_of", f"code cell {k}"), f"{o['ename']}: {o['evalue']}")
               for k, c in enumerate(nb.cells) if c.cell_type == "code"
               for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    return errors, sum("solution_of" in c.metadata for c in nb.cells)
+    return errors, sum("solution_of" in c.metadata for c in nb.cells), unbacked(nb)
 
 
 @pytest.fixture(scope="module")
 def runs():
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(CHAPTERS, pool.map(execute, CHAPTERS)))
+        names = CHAPTERS + ["errata.ipynb"]
+        return dict(zip(names, pool.map(execute, names)))
 
 
 @pytest.mark.parametrize("name", CHAPTERS)
@@ -76,9 +83,21 @@ def test_exercises_numbered_with_solutions(name):
 
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_solutions_run(runs, name):
-    errors, count = runs[name]
+    errors, count, _ = runs[name]
     assert count > 0, f"{name}: no solution carries code"
     assert not errors, f"{name}: " + "; ".join(f"[{w}] {e}" for w, e in errors)
+
+
+@pytest.mark.parametrize("name", CHAPTERS + ["errata.ipynb"])
+def test_prose_numbers_are_computed(runs, name):
+    """Every number the text quotes from a result occurs in the notebook's code or outputs
+    (or is glued): a number typed by hand goes stale when the code changes."""
+    missing = runs[name][2]
+    nb = nbformat.read(BOOK / name, as_version=4)
+    lines = [f"cell {k}: {s}" for k, s in missing]
+    assert not missing, (f"{name}: numbers in the prose that no code or output backs "
+                         f"(glue them or print them above): " + "; ".join(lines[:40])
+                         + f" [{len(nb.cells)} cells]")
 
 
 def test_inserted_solution_is_executed():
