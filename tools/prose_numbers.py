@@ -21,7 +21,8 @@ When a quoted number is backed
     ``text/markdown``, ``text/latex``) that rounds to it: ``6.30`` is backed by
     ``-6.2987`` (three significant digits, either sign), ``1e-9`` by ``1e-09``, ``2e-15`` by
     ``2.1e-15``. A number that also occurs in a code cell's source counts too (a parameter
-    the text restates).
+    the text restates), except the numbers of a figure's layout (``figsize=(7, 3.6)``,
+    ``fontsize=``, ``ax.text(...)``): they back nothing the text says.
 
 Run it on one notebook (``--solutions`` first executes the notebook with every exercise
 solution inserted, as ``tests/test_exercises.py`` does, so that numbers quoted in a
@@ -138,12 +139,22 @@ def backed(number: str, pool: set[float]) -> bool:
     return False
 
 
+# numbers of a figure's layout (sizes, positions of labels, styles) back nothing in the prose
+LAYOUT = re.compile(
+    r"\b(?:figsize|dpi|fontsize|alpha|lw|linewidth|linewidths|ms|markersize|size|s|width|"
+    r"height|pad|labelpad|zorder|rotation|wspace|hspace|xytext|xy|bbox_to_anchor|"
+    r"head_width|head_length|shrink|fraction|aspect|ncol|loc|frameon|offset|dx|dy)"
+    r"\s*=\s*(?:\([^()]*\)|\[[^\[\]]*\]|[-+\d.eE]+)"
+    r"|\.(?:text|annotate|set_xlim|set_ylim|set_zlim|set_position|subplots_adjust|"
+    r"set_size_inches)\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)")
+
+
 def pool_of(nb) -> set[float]:
     pool: set[float] = set()
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        pool.update(numbers_in(cell.source))
+        pool.update(numbers_in(LAYOUT.sub(" ", cell.source)))
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
                 pool.update(numbers_in(out.get("text", "")))
