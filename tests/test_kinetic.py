@@ -307,3 +307,38 @@ def test_a_box_with_a_polynomial_density_is_integrated_exactly():
     assert np.isclose(K.moments(pts, w, np.zeros(3))["J"][2, 2], m * num / den, rtol=1e-13)
     with pytest.raises(mb.errors.ShapeError, match="density"):
         K.Box(1.0, (1, 1, 1), density=lambda u: -np.ones(len(u))).quadrature()
+
+
+def test_robot_screw_pair_keeps_link3_on_link2s_axis_at_the_advance():
+    # the joint point seen from both links: link 3's particle that started at B lies on
+    # link 2's x axis through link 2's particle at B, at the advance u = h theta_x / 2 pi
+    model = mb.models.alyushin_robot()
+    p = model.parameters
+    laws = robot_laws()
+    _, link2, link3 = K.alyushin_motions(p["H"], p["L1"], p["lead"], *laws)
+    B = np.array([p["L1"], 0.0, p["H"]])
+    for t in (0.0, 0.7, 1.5, 1.9):
+        R2, R3 = link2.state(t)[0], link3.state(t)[0]
+        gap = link3.position(B, t) - link2.position(B, t)
+        u = p["lead"] * laws[2](t)[0] / (2 * np.pi)
+        np.testing.assert_allclose(gap, u * R2[:, 0], atol=1e-12)
+        np.testing.assert_allclose(R3[:, 0], R2[:, 0], atol=1e-12)
+
+
+def test_rotation_invariants_of_the_inertia_tensor():
+    # E31: the trace, the moment about a single turn's axis, and a body with equal principal
+    # moments are unchanged by rotation about the pole; the individual moments are not
+    P = np.array([0.2, -0.1, 0.3])
+    three = K.compose(*[K.PlaneRotation(a, P, K.uniform(0.0, r)) for a, r in zip("zyx", (0.7, -1.1, 0.9))])
+    single = K.PlaneRotation("y", P, K.uniform(0.0, 1.3))
+
+    def J(motion, body, t):
+        pts, w = body.quadrature()
+        return K.moments(motion.position(pts, t), w, P)["J"]
+
+    brick = K.Box(2.0, (0.9, 0.4, 0.2), centre=(0.5, 0.3, -0.2))
+    cube = K.Box(2.0, (0.5, 0.5, 0.5), centre=P)
+    assert abs(np.trace(J(three, brick, 1.0)) - np.trace(J(three, brick, 0.0))) < 1e-12
+    assert abs(J(single, brick, 1.0)[1, 1] - J(single, brick, 0.0)[1, 1]) < 1e-12
+    np.testing.assert_allclose(J(three, cube, 1.0), J(three, cube, 0.0), atol=1e-12)
+    assert np.abs(np.diag(J(three, brick, 1.0)) - np.diag(J(three, brick, 0.0))).max() > 0.1
