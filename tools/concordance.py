@@ -207,7 +207,7 @@ def _where_md(r: dict[str, str]) -> str:
             parts.append(f"{{ref}}`{t.split('#', 1)[1]}`")
         else:
             parts.append(f"`{t}`")
-    return "<br>".join(parts) if parts else ""
+    return ", ".join(parts) if parts else ""
 
 
 def _cell(s: str) -> str:
