@@ -93,7 +93,8 @@ from .errors import STOPPED_HINT, IntegrationError, ShapeError, SingularSystemEr
 from .spatial import cross, mv, skew, transpose
 
 __all__ = ["SOLVERS", "ImpulseData", "prepare", "momenta", "velocities", "pdot",
-           "generalized_forces", "simulate", "Trajectory", "dense_system", "DenseSystem"]
+           "generalized_forces", "simulate", "Trajectory", "dense_system", "DenseSystem",
+           "compiled_system", "CompiledSystem"]
 
 #: The linear-algebra choices of ``solver=``.
 SOLVERS = ("sweep", "cholesky")
@@ -838,3 +839,69 @@ def dense_system(model, q, *, t=0.0):
     K[b:, :a] = -S
     K[b:, a:b] = A
     return DenseSystem(K, S, T, A, M, kin.vstar[0, 1:].reshape(-1))
+
+
+# ------------------------------------------- the two solvers compiled alike (numba)
+@dataclass
+class CompiledSystem:
+    """The kinematics of (6) for one configuration, packed for the compiled solvers
+    :func:`mbcourse.compiled.ivanov_sweep_solve` and
+    :func:`mbcourse.compiled.ivanov_cholesky_solve` (see :func:`compiled_system`)."""
+
+    ints: np.ndarray
+    C: np.ndarray
+    A: np.ndarray
+    M: np.ndarray
+    vstar: np.ndarray
+    nv: int
+
+    def solve(self, p, solver="cholesky", repeats=1):
+        """``qd, mu, count`` from ``p`` (nv,) by Ivanov's ``solver`` ("sweep": alg. of §3;
+        "cholesky": alg. of §4), both compiled as plain loops. ``count`` = [multiplications,
+        additions] of one solve (divisions and square roots counted as multiplications,
+        subtractions as additions); ``repeats`` runs the same solve that many times (for
+        timing) and ``count`` still describes one."""
+        _check_solver(solver)
+        from .compiled import ivanov_cholesky_solve, ivanov_sweep_solve
+
+        kernel = ivanov_sweep_solve if solver == "sweep" else ivanov_cholesky_solve
+        p = np.ascontiguousarray(p, dtype=float).reshape(self.nv)
+        qd = np.zeros(self.nv)
+        mu = np.zeros(self.M.shape[:1] + (6,))
+        count = np.zeros(2, dtype=np.int64)
+        if not kernel(self.ints, self.C, self.A, self.M, self.vstar, p, qd, mu, count,
+                      int(repeats)):
+            raise SingularSystemError("A^T M* A is not positive definite at some joint (no "
+                                      "mass moves along it)")
+        return qd, mu, count // max(int(repeats), 1)
+
+
+def compiled_system(model, q, *, t=0.0):
+    """Ivanov's ``C_i``, ``A_i``, ``M_i``, ``v*_i`` of one configuration ``q`` (nq,), packed
+    for the compiled sweep and block-Cholesky solvers (every joint kind).
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> model = mb.models.triple_pendulum()
+    >>> q, qd = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.5, -0.4])
+    >>> system = compiled_system(model, q)
+    >>> p = mb.tree.mass_matrix(model, q) @ qd
+    >>> [system.solve(p, s)[0].round(12).tolist() for s in ("sweep", "cholesky")]
+    [[1.0, 0.5, -0.4], [1.0, 0.5, -0.4]]
+    """
+    state = model.check_state(q, t=t)
+    if state.batch != ():
+        raise ShapeError(f"compiled_system packs one configuration: q of shape ({model.nq},), "
+                         f"got batch shape {state.batch}")
+    kin = _kinematics(prepare(model), state.q, _base(model, state.t))
+    m = len(kin.joints)
+    ints = np.zeros((m, 4), dtype=np.int64)
+    C = np.zeros((m, 6, 6))
+    A = np.zeros((m, 6, 6))
+    for i, (j, Cj, Aj) in enumerate(zip(kin.joints, kin.C, kin.A)):
+        ints[i] = (j.parent, j.child, j.v_slice.start, j.nv)
+        C[i] = Cj[0]
+        A[i, :, :j.nv] = Aj[0]
+    return CompiledSystem(ints, C, A, np.ascontiguousarray(kin.M, dtype=float),
+                          np.ascontiguousarray(kin.vstar[0]), model.nv)

@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 import mbcourse as mb
 from mbcourse import poisson
 from strategies import moving_base
-from test_cartesian import ALL_SPATIAL, random_state, random_tree
+from test_cartesian import ALL_SPATIAL, box_inertia, random_state, random_tree
 import reference
 from test_vereshchagin import sprung_state, sprung_tree
 
@@ -466,3 +466,42 @@ def test_compiled_sweep_equals_ivanovs_sweep():
         np.testing.assert_allclose(fast, qd2, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(mb.poisson.velocities(model, q[0].tolist(), p[0]), qd[0],
                                    rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(ALL_SPATIAL), min_size=1, max_size=6), st.booleans(),
+       st.integers(0, 2**31))
+def test_compiled_cholesky_equals_sweep_and_dense_solve(kinds, chain, seed):
+    """Ivanov's two algorithms compiled alike (mb.poisson.compiled_system: alg. of §3 and of
+    §4 as printed) return the same qd and mu as each other, as the NumPy sweep and as a dense
+    solve of (6), on random chains and trees of every joint kind; the block-Cholesky route
+    counts fewer operations whenever some joint moves."""
+    rng = np.random.default_rng(seed)
+    model = random_tree(rng, kinds, flip=False)
+    if chain:                                  # every joint's parent is the previous body
+        model = mb.Model(gravity=rng.normal(size=3))
+        for k, kind in enumerate(kinds, start=1):
+            mass = rng.uniform(0.5, 2.0)
+            model.add_body(f"b{k}", mass, box_inertia(rng, mass))
+            extra = ({"axes": (rng.normal(size=3), rng.normal(size=3))} if kind == "universal"
+                     else {"axis": rng.normal(size=3)}
+                     if kind in ("revolute", "prismatic", "cylindrical", "screw") else {})
+            if kind == "screw":
+                extra["lead"] = 0.3
+            model.add_joint(f"j{k}", kind, k - 1, k, parent_point=rng.normal(size=3),
+                            child_point=rng.normal(size=3), **extra)
+    q, qd = random_state(model, rng)
+    p, mu = poisson.momenta(model, q, qd)
+    qd_dense, _, mu_dense = poisson.dense_system(model, q).solve(p)
+    system = poisson.compiled_system(model, q)
+    got = {s: system.solve(p, s) for s in SOLVERS}
+    scale = 1.0 + np.abs(qd).max(initial=0.0)
+    mscale = 1.0 + np.abs(mu).max()
+    for s, (qd_s, mu_s, _) in got.items():
+        np.testing.assert_allclose(qd_s, qd_dense, atol=1e-10 * scale, err_msg=s)
+        np.testing.assert_allclose(qd_s, poisson.velocities(model, q, p, solver="sweep"),
+                                   atol=1e-10 * scale, err_msg=s)
+        np.testing.assert_allclose(mu_s[1:], mu_dense, atol=1e-10 * mscale, err_msg=s)
+    np.testing.assert_allclose(got["cholesky"][0], got["sweep"][0], atol=1e-10 * scale)
+    if model.nv:
+        assert got["cholesky"][2].sum() < got["sweep"][2].sum()
