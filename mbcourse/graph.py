@@ -755,6 +755,31 @@ def _tree_layout(ip, im, n, tree):
     return np.column_stack([x, -depth])
 
 
+def _arc_label_spot(pos, p, c, rad, placed, clear_vertex=0.45, clear_label=0.32, side=0.2):
+    """Where to write an arc's label: beside the arc (``side`` off the curve), at the first
+    of the points near its middle that keeps ``clear_vertex`` from every vertex and
+    ``clear_label`` from the labels already placed (in layout units, vertices one unit
+    apart); failing that, the point farthest from them."""
+    d = pos[c] - pos[p]
+    length = float(np.hypot(*d)) or 1.0
+    control = 0.5 * (pos[p] + pos[c]) + rad * np.array([d[1], -d[0]])   # matplotlib's arc3
+    best, best_score = None, -np.inf
+    for t in (0.5, 0.42, 0.58, 0.34, 0.66, 0.27, 0.73):
+        point = (1 - t) ** 2 * pos[p] + 2 * (1 - t) * t * control + t ** 2 * pos[c]
+        tangent = 2 * (1 - t) * (control - pos[p]) + 2 * t * (pos[c] - control)
+        normal = np.array([tangent[1], -tangent[0]]) / (np.hypot(*tangent) or length)
+        for sign in (1.0, -1.0):
+            spot = point + sign * side * normal
+            gap_v = np.min(np.hypot(*(pos - spot).T)) / clear_vertex
+            gap_l = min((np.hypot(*(q - spot)) for q in placed), default=np.inf) / clear_label
+            score = min(gap_v, gap_l)
+            if score >= 1.0:
+                return spot
+            if score > best_score:
+                best, best_score = spot, score
+    return best
+
+
 def draw(i_plus, i_minus, ax=None, body_labels=None, arc_labels=None, n=None,
          highlight=(), cut=None, title=None):
     """Draw the directed graph of a system with matplotlib.
@@ -808,6 +833,7 @@ def draw(i_plus, i_minus, ax=None, body_labels=None, arc_labels=None, n=None,
         _, ax = plt.subplots(figsize=(width, height))
     highlight = set(int(a) for a in highlight)
     bend = {int(a): 0.3 * (-1) ** k for k, a in enumerate(cut)}  # alternate the curvature
+    placed = []                                                   # arc labels written so far
     for a in range(ip.size):
         p, c = ip[a], im[a]
         dashed = a in bend
@@ -818,11 +844,10 @@ def draw(i_plus, i_minus, ax=None, body_labels=None, arc_labels=None, n=None,
                                      lw=2.0 if a in highlight else 1.3,
                                      linestyle="--" if dashed else "-",
                                      connectionstyle=f"arc3,rad={rad}"))
-        d = pos[c] - pos[p]
-        # midpoint of matplotlib's arc3 Bezier curve: chord midpoint + rad/2 * (dy, -dx)
-        mid = 0.5 * (pos[p] + pos[c]) + 0.5 * rad * np.array([d[1], -d[0]])
-        ax.annotate(arc_labels[a], mid, xytext=(4, 0), textcoords="offset points",
-                    fontsize=9, color=color, ha="left", va="center")
+        spot = _arc_label_spot(pos, p, c, rad, placed)
+        placed.append(spot)
+        ax.annotate(arc_labels[a], spot, fontsize=9, color=color, ha="center", va="center",
+                    zorder=3)
     for i in range(n + 1):
         short = len(re.sub(r"[${}_\\]", "", body_labels[i])) <= 3  # visible characters
         ax.annotate(body_labels[i], pos[i], ha="center", va="center", fontsize=9, zorder=4,

@@ -194,6 +194,9 @@ def show_animation(anim: Animation, *, close: bool = True, **kwargs: Any) -> HTM
     (False, True)
     >>> player._repr_png_()[:4], repr(player)
     (b'\x89PNG', '[animation: 2 frames; it plays in the HTML version of the book]')
+    >>> import struct
+    >>> struct.unpack(">II", player._repr_png_()[16:24])    # width, height of the still
+    (300, 300)
     """
     import io
 
@@ -209,7 +212,10 @@ def show_animation(anim: Animation, *, close: bool = True, **kwargs: Any) -> HTM
     except Exception:  # pragma: no cover - an animation without a frame sequence
         pass
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    # the still is what a printed page shows: at least 150 dpi and 1200 pixels across
+    # (an animation's own dpi is chosen for a light player, often 72-100)
+    width = fig.get_size_inches()[0]
+    fig.savefig(buf, format="png", dpi=min(300.0, max(150.0, 1200.0 / width)))
     png = buf.getvalue()
     if close:
         import matplotlib.pyplot as plt
@@ -226,6 +232,146 @@ def show_animation(anim: Animation, *, close: bool = True, **kwargs: Any) -> HTM
             return text
 
     return AnimationPlayer(html)
+
+
+def _place_labels(ax, items, *, rounds=3):
+    """Write labels next to points of a 2D drawing without overprinting.
+
+    ``items`` are ``(point, text, style, neighbours)``: the data point a label names, its
+    text and ``annotate`` style, and the points the drawing joins it to (the label
+    prefers the side away from them). Each label tries positions around its point on
+    rings of growing radius (in points, so independent of the data's scale) and takes the
+    cheapest: overlapping a label already placed costs most, then covering a marker or
+    a drawn line, then leaving the axes, then straying from the preferred side and from
+    the point. A label moved off the first ring gets a thin leader line. Afterwards the
+    axes' limits grow until every label lies inside them; the placement is then redone
+    at the new scale (``rounds`` times at most).
+    """
+    fig = ax.figure
+    placed_artists, sizes = [], {}
+    for _ in range(rounds if len(items) <= 40 else 1):    # a crowd gets one round
+        for artist in placed_artists:
+            artist.remove()
+        placed_artists = []
+        ax.autoscale_view()
+        ax.apply_aspect()
+        renderer = fig.canvas.get_renderer()
+        to_px = ax.transData.transform
+        px_per_pt = fig.dpi / 72.0
+        axes_box = ax.get_window_extent(renderer)
+        # obstacles: every drawn line's vertices as segments, and the markers
+        segments, markers = [], []
+        for line in ax.lines:
+            xy = np.column_stack(line.get_data()).astype(float)
+            if len(xy) == 0 or not np.isfinite(xy).all():
+                continue
+            d = to_px(xy)
+            if line.get_marker() not in (None, "None", "", " "):
+                rad = 0.5 * line.get_markersize() * px_per_pt + 1.0
+                markers += [(p, rad) for p in d]
+            if line.get_linestyle() not in ("None", "", " ") and len(d) > 1:
+                segments += [(d[i], d[i + 1]) for i in range(len(d) - 1)]
+        m_c = np.array([c for c, _ in markers]).reshape(-1, 2)
+        m_r = np.array([rad for _, rad in markers])
+        seg_a = np.array([a for a, _ in segments]).reshape(-1, 2)
+        seg_b = np.array([b for _, b in segments]).reshape(-1, 2)
+        boxes = []
+        for point, label, style, neighbours in items:
+            key = (label, style.get("fontsize"))
+            if key not in sizes:
+                probe = ax.annotate(label, point, xytext=(0, 0), textcoords="offset points",
+                                    ha="left", va="bottom", **style)
+                ext = probe.get_window_extent(renderer)
+                probe.remove()
+                sizes[key] = (ext.width, ext.height)
+            w, hgt = sizes[key]
+            p = to_px(point)
+            away = np.zeros(2)
+            for n in neighbours:
+                u = to_px(n) - p
+                norm = np.linalg.norm(u)
+                if norm > 1.0:
+                    away -= u / norm
+            if np.linalg.norm(away) < 0.3:        # between its neighbours: go sideways
+                u = to_px(neighbours[0]) - p if neighbours else np.zeros(2)
+                away = np.array([-u[1], u[0]]) if np.linalg.norm(u) > 1.0 else np.array([1.0, 1.0])
+                if away[1] < 0:
+                    away = -away
+            away = away / np.linalg.norm(away)
+            boxes_c, rings, dirs = _candidates(p, w, hgt, px_per_pt)
+            reach = _RINGS[-1] * px_per_pt + w + hgt        # only what is near can collide
+            near_m = np.flatnonzero((np.abs(m_c - p).max(1) < reach + m_r)) if len(m_r) else []
+            near_s = [segments[i] for i in np.flatnonzero(
+                (np.minimum(seg_a, seg_b) <= p + reach).all(1)
+                & (np.maximum(seg_a, seg_b) >= p - reach).all(1))] if segments else []
+            cost = 3.0 * (1.0 - dirs @ away) + 6.0 * rings
+            if boxes:
+                cost += 1000.0 * _overlaps(boxes_c, np.array(boxes)).sum(1) / (w * hgt)
+            if len(near_m):
+                centres, radii = m_c[near_m], m_r[near_m]
+                near = np.clip(centres[None], boxes_c[:, None, :2], boxes_c[:, None, 2:])
+                cost += 60.0 * (np.linalg.norm(near - centres[None], axis=2) < radii).sum(1)
+            if near_s:
+                cost += 25.0 * _segment_hits_box(boxes_c, near_s).sum(1)
+            cost += 0.3 * (np.maximum(0.0, axes_box.x0 - boxes_c[:, 0])
+                           + np.maximum(0.0, boxes_c[:, 2] - axes_box.x1)
+                           + np.maximum(0.0, axes_box.y0 - boxes_c[:, 1])
+                           + np.maximum(0.0, boxes_c[:, 3] - axes_box.y1))
+            k = int(np.argmin(cost))
+            ring, box = int(rings[k]), tuple(boxes_c[k])
+            boxes.append(box)
+            x0, y0 = box[0] - p[0], box[1] - p[1]
+            leader = dict(arrowstyle="-", lw=0.6, color="0.45", shrinkA=0, shrinkB=3) \
+                if ring > 0 else None
+            placed_artists.append(ax.annotate(
+                label, point, xytext=(x0 / px_per_pt, y0 / px_per_pt), textcoords="offset points",
+                ha="left", va="bottom", arrowprops=leader, annotation_clip=False, zorder=7,
+                **style))
+        # grow the limits until every label is inside, with a margin of a few points
+        margin = 4.0 * px_per_pt
+        inverse = ax.transData.inverted()
+        corners = np.array([[b[0] - margin, b[1] - margin] for b in boxes]
+                           + [[b[2] + margin, b[3] + margin] for b in boxes])
+        inside = ((corners[:, 0] >= axes_box.x0).all() and (corners[:, 0] <= axes_box.x1).all()
+                  and (corners[:, 1] >= axes_box.y0).all() and (corners[:, 1] <= axes_box.y1).all())
+        if inside:
+            break
+        ax.update_datalim(inverse.transform(corners))
+    return placed_artists
+
+
+_RINGS = (7.0, 13.0, 22.0, 34.0, 50.0)        # radii of the candidate positions [points]
+_ANGLES = np.linspace(0.0, 2.0 * np.pi, 24, endpoint=False)
+
+
+def _candidates(p, w, h, px_per_pt):
+    """Boxes (x0, y0, x1, y1) of a w x h label around the display point p, on each ring at
+    each angle, touching the ring on the side facing p; with their ring and direction."""
+    u = np.column_stack([np.cos(_ANGLES), np.sin(_ANGLES)])
+    rings = np.repeat(np.arange(len(_RINGS)), len(_ANGLES))
+    dirs = np.tile(u, (len(_RINGS), 1))
+    off = np.repeat(np.array(_RINGS), len(_ANGLES))[:, None] * px_per_pt * dirs
+    lo = p + off - np.array([w, h]) * (0.5 - 0.5 * np.clip(2.0 * dirs, -1.0, 1.0))
+    return np.hstack([lo, lo + [w, h]]), rings, dirs
+
+
+def _overlaps(a, b):
+    """Areas shared by boxes a (k, 4) and b (m, 4): (k, m)."""
+    dx = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
+    dy = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
+    return np.maximum(dx, 0.0) * np.maximum(dy, 0.0)
+
+
+def _segment_hits_box(boxes, segments, samples=7):
+    """(k, s): whether segment s passes through box k (sampled: labels are small)."""
+    a = np.array([s[0] for s in segments])
+    b = np.array([s[1] for s in segments])
+    t = np.linspace(0.0, 1.0, samples)[None, :, None]
+    pts = a[:, None] + t * (b - a)[:, None]                      # (s, samples, 2)
+    x, y = pts[None, ..., 0], pts[None, ..., 1]
+    bx = boxes[:, None, None]
+    inside = (x > bx[..., 0]) & (x < bx[..., 2]) & (y > bx[..., 1]) & (y < bx[..., 3])
+    return inside.any(axis=2)
 
 
 _PLANES = {"xy": (0, 1), "xz": (0, 2), "yz": (1, 2), "zx": (2, 0), "zy": (2, 1), "yx": (1, 0)}
@@ -340,6 +486,7 @@ def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True
         else:
             ax.annotate(s, (p[h], p[v]), textcoords="offset points", **kw)
 
+    pending = []                 # 2D labels: (point, text, style, points it is joined to)
     on_parent = [r[j.parent] + A[j.parent] @ (j.parent_point + (0.0 if q is None else
                                                                  j.z(q[j.q_slice])))
                  for j in model.joints]
@@ -366,8 +513,11 @@ def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True
         if centres:
             ax.plot(*xy(r[b]), "o", ms=lw + 2, mfc=c, mec="k", alpha=alpha, zorder=4)
         if labels:
-            extra = {} if three_d else {"xytext": (6, 6)}
-            text(r[b], model.bodies[b].name, color=c, fontsize=9, **extra)
+            if three_d:
+                text(r[b], model.bodies[b].name, color=c, fontsize=9)
+            else:
+                pending.append((r[b], model.bodies[b].name, dict(color=c, fontsize=9),
+                                [p for p in points]))
         if hinge_vectors and not three_d:
             for p in points:
                 ax.annotate("", (p[h], p[v]), (r[b][h], r[b][v]),
@@ -383,7 +533,8 @@ def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True
             if three_d:
                 text(on_child[k], j.name, fontsize=8)
             else:
-                text(on_child[k], j.name, xytext=(5, -12), fontsize=8)
+                pending.append((on_child[k], j.name, dict(fontsize=8),
+                                [r[j.child], anchor[k]] + ([r[j.parent]] if j.parent else [])))
     for s in model.springs:
         a = r[s.body_a] + A[s.body_a] @ s.point_a
         b = r[s.body_b] + A[s.body_b] @ s.point_b
@@ -393,6 +544,9 @@ def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True
         names = "xyz"
         ax.set_xlabel(f"{names[h]} [m]")
         ax.set_ylabel(f"{names[v]} [m]")
+        if pending:
+            _place_labels(ax, [(np.array([p[h], p[v]]), s, kw,
+                                [np.array([n[h], n[v]]) for n in nb]) for p, s, kw, nb in pending])
     return ax
 
 

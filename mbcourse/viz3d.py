@@ -650,7 +650,7 @@ def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, heig
     out = [f'<div class="mbc3d" id="{ident}" data-three="{version}">',
            f"<style>{_CSS}</style>",
            f'<div class="mbc3d-canvas" style="height:{int(height)}px">'
-           '<div class="mbc3d-msg">3D view: loading<div class="mbc3d-msg">3D view: loading&hellip;</div>hellip; (needs JavaScript; in Jupyter, a trusted notebook)</div></div>']
+           f'<div class="mbc3d-msg">{_escape(_caption(model, t))}</div></div>']
     if len(t) > 1:
         out.append(f'<div class="mbc3d-bar"><button type="button" title="Play">{_PLAY}'
                    '</button><input type="range" min="0" max="1000" value="0" '
@@ -668,6 +668,26 @@ def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, heig
           .replace("__PLAY__", _PLAY).replace("__PAUSE__", _PAUSE))
     out.append(f"<script>{js}</script></div>")
     return "\n".join(out)
+
+
+_WHERE = "interactive in Jupyter and in the web version of the book"
+
+
+def _caption(model, t):
+    """One line that says what a 3D view shows and where it is interactive: the text a
+    reader sees where the viewer's script has not run (and, in brackets, the plain-text
+    form that a PDF or a terminal prints).
+
+    >>> import mbcourse as mb
+    >>> _caption(mb.models.double_pendulum(), [0.0])
+    '3D view of 2 bodies: interactive in Jupyter and in the web version of the book'
+    >>> _caption(mb.models.double_pendulum(), [0.0, 0.5, 2.0])
+    '3D animation of 2 bodies over 2 s: interactive in Jupyter and in the web version of the book'
+    """
+    t = np.asarray(t, dtype=float).ravel()
+    if t.size > 1:
+        return f"3D animation of {model.n} bodies over {float(t[-1] - t[0]):g} s: {_WHERE}"
+    return f"3D view of {model.n} bodies: {_WHERE}"
 
 
 def _escape(s):
@@ -752,8 +772,7 @@ def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_fr
     return _display(view_html(model, [t], q[None], height=height, visuals=visuals,
                               shapes=shapes, body_frames=body_frames, joint_axes=joint_axes,
                               embed_library=embed_library, legend=legend),
-                    f"[3D view of {model.n} bodies: interactive in Jupyter and in the web "
-                    "version of the book]")
+                    f"[{_caption(model, [t])}]")
 
 
 def animate3d(model, trajectory, *, fps=30.0, max_frames=300, speed=1.0, height=420,
@@ -816,5 +835,4 @@ def animate3d(model, trajectory, *, fps=30.0, max_frames=300, speed=1.0, height=
                               height=height, visuals=visuals, shapes=shapes,
                               body_frames=body_frames, joint_axes=joint_axes,
                               embed_library=embed_library, autoplay=autoplay, legend=legend),
-                    f"[3D animation of {model.n} bodies over {float(t[-1] - t[0]):g} s: "
-                    "interactive in Jupyter and in the web version of the book]")
+                    f"[{_caption(model, t)}]")

@@ -310,3 +310,33 @@ def test_fundamental_cycles_with_a_chosen_cut():
     TS = T @ S[1:, 7:]  # the tree path of each loop, by the route of Yudintsev (3.198)
     for j, cycle in enumerate(cycles):
         assert sorted(cycle[1:]) == np.flatnonzero(TS[:, j]).tolist()
+
+
+@pytest.mark.parametrize("case", ["fig13", "fig13_renumbered", "fig322_cut", "four_bar"])
+def test_drawing_keeps_arc_labels_off_vertices(case):
+    """An arc's label (u5) must not sit under a vertex (s4), nor on another arc's label."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if case == "fig13":
+        ax = g.draw(IP, IM)
+    elif case == "fig13_renumbered":
+        ip, im, _, _ = g.regular_numbering(IP, IM)
+        ax = g.draw(ip, im)
+    elif case == "fig322_cut":
+        ax = g.draw(IP_322, IM_322, cut=[7, 8, 9])
+    else:
+        ax = g.draw([0, 1, 2, 0], [1, 2, 3, 3])
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    vertices = [t.get_bbox_patch().get_window_extent(renderer) for t in ax.texts
+                if t.get_bbox_patch() is not None]
+    arcs = [t.get_window_extent(renderer) for t in ax.texts if t.get_bbox_patch() is None]
+    assert len(vertices) == len(ax.mbcourse_positions) and len(arcs) == len(ax.patches)
+    for k, box in enumerate(arcs):
+        assert not any(box.overlaps(v) for v in vertices), f"arc label {k + 1} on a vertex"
+        assert not any(box.overlaps(other) for other in arcs[k + 1:]), f"arc label {k + 1}"
+    plt.close(fig)

@@ -77,3 +77,69 @@ def test_poses_instead_of_q():
     assert np.min(np.linalg.norm(pts - r[2, :2], axis=1)) < 1e-12
     with pytest.raises(mb.errors.ShapeError, match="poses"):
         mb.viz.draw(model, poses=(r[:2], A))
+
+
+def _gripper():
+    """Chapter 1's gripper: two jaws hinged on the same pin at the arm's tip."""
+    model = mb.Model(gravity=(0.0, -9.81, 0.0))
+    for name in ("arm", "jawA", "jawB"):
+        model.add_body(name, mass=1.0, inertia=[1e-3, 1 / 12, 1 / 12])
+    z = (0.0, 0.0, 1.0)
+    model.add_joint("shoulder", "revolute", parent="ground", child="arm",
+                    child_point=(-0.5, 0.0, 0.0), axis=z)
+    for jaw in ("jawA", "jawB"):
+        model.add_joint(jaw, "revolute", parent="arm", child=jaw,
+                        parent_point=(0.5, 0.0, 0.0), child_point=(-0.2, 0.0, 0.0), axis=z)
+    return model
+
+
+def _label_boxes(ax):
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return ({t.get_text(): t.get_window_extent(renderer) for t in ax.texts if t.get_text()},
+            ax.get_window_extent(renderer))
+
+
+@pytest.mark.parametrize("case", ["gripper", "gripper_then_equal", "four_bar"])
+def test_labels_do_not_overprint_and_stay_inside(case):
+    if case.startswith("gripper"):
+        model, q = _gripper(), [0.5, 0.5, -0.5]
+    else:
+        model = mb.models.four_bar()
+        q, _ = mb.models.four_bar_state(model, 0.6)
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    mb.viz.draw(model, q, ax=ax, plane="xy", hinge_vectors=True)
+    if case == "gripper_then_equal":          # as chapter 1 uses it
+        ax.set_aspect("equal")
+        fig.tight_layout()
+    boxes, frame = _label_boxes(ax)
+    names = {b.name for b in model.bodies[1:]} | {j.name for j in model.joints}
+    assert set(boxes) == names                 # every body and joint is labelled once
+    items = list(boxes.items())
+    for i, (a, box_a) in enumerate(items):
+        for b, box_b in items[i + 1:]:
+            assert not box_a.overlaps(box_b), f"labels {a!r} and {b!r} overprint"
+        assert (frame.x0 <= box_a.x0 and box_a.x1 <= frame.x1 and frame.y0 <= box_a.y0
+                and box_a.y1 <= frame.y1), f"label {a!r} leaves the axes"
+    # a label stays next to what it names: within 60 points of its point
+    r, A = model.body_poses(np.asarray(q, float))
+    for k, j in enumerate(model.joints):
+        p = ax.transData.transform((r[j.child] + A[j.child] @ j.child_point)[:2])
+        box = boxes[j.name]
+        nearest = np.clip(p, [box.x0, box.y0], [box.x1, box.y1])
+        assert np.linalg.norm(nearest - p) < 60 * fig.dpi / 72
+
+
+def test_animation_still_is_large_enough_to_print():
+    """The PNG that stands for an animation in the PDF is at least 150 dpi and 1200 px wide."""
+    import struct
+
+    from matplotlib.animation import FuncAnimation
+
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=72)
+    (line,) = ax.plot([], [])
+    anim = FuncAnimation(fig, lambda i: line.set_data([0, i], [0, i]), frames=3)
+    png = mb.viz.show_animation(anim)._repr_png_()
+    width, height = struct.unpack(">II", png[16:24])
+    assert width >= 1200 and height >= 800

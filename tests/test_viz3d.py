@@ -202,3 +202,20 @@ def test_headless_browser_draws_offline(pendulum, tmp_path):
     assert tools.page_requests(netlog) == []
     assert {"http://example.com/x.png", "https://cdn.example.org/three.js"} <= set(
         tools.page_requests(badlog))
+
+
+def test_fallback_text_is_one_clean_line(pendulum):
+    """Where the viewer's script has not run (or in a PDF), a reader sees one clean line
+    saying what the view is and where it is interactive: no nested markup, no stray entity."""
+    import html as html_lib
+
+    model, traj = pendulum
+    for shown, what in ((mb.viz.view(model, [0.1, 0.2, 0.3]), "3D view of 3 bodies"),
+                        (mb.viz.animate3d(model, traj), "3D animation of 3 bodies over 10 s")):
+        msgs = re.findall(r'<div class="mbc3d-msg">(.*?)</div>', shown.data, re.S)
+        assert len(msgs) == 1
+        line = html_lib.unescape(msgs[0])
+        assert "<" not in msgs[0] and "&" not in line and "hellip" not in line and "\n" not in line
+        assert line.startswith(what) and "web version of the book" in line
+        text = repr(shown)
+        assert text == f"[{line}]" and "<" not in text and "\n" not in text
