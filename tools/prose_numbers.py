@@ -169,10 +169,25 @@ def pool_of(nb) -> set[float]:
     return pool
 
 
+def numpy_glues(nb) -> list[tuple[int, str]]:
+    """Glued values stored as a NumPy repr (``np.float64(0.5)``): myst-nb cannot format
+    them (``{glue:text}`name:.3g``` fails the build) and shows the repr where no format is
+    given. Glue ``float(x)`` instead."""
+    bad = []
+    for k, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = out.get("data", {}).get("application/papermill.record/text/plain")
+            if name and isinstance(text, str) and re.match(r"\s*\(?np\.", text):
+                bad.append((k, f"glue {name!r} stores {text[:40]}: glue float(x)"))
+    return bad
+
+
 def unbacked(nb) -> list[tuple[int, str]]:
-    """``[(cell index, number)]`` of the quoted numbers no code or output of ``nb`` backs."""
+    """``[(cell index, number)]`` of the quoted numbers no code or output of ``nb`` backs,
+    and the glued values myst-nb cannot format (``numpy_glues``)."""
     pool = pool_of(nb)
-    missing = []
+    missing = numpy_glues(nb)
     for k, cell in enumerate(nb.cells):
         if cell.cell_type != "markdown":
             continue
