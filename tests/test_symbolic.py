@@ -35,6 +35,12 @@ def test_compiles_once_the_calls_took_as_long_as_compiling(arm, monkeypatch):
     model, sym = arm
     monkeypatch.setattr(mb.symbolic, "COMPILE_BASE", 0.002)
     monkeypatch.setattr(mb.symbolic, "COMPILE_PER_LINE", 0.0)
+    # a clock that advances 0.1 ms per reading, so the count of calls does not depend on how
+    # busy the machine is (a loaded machine made each call slow and compiled after 2 calls)
+    import time
+
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(time, "perf_counter", lambda: next(ticks) * 1e-4)
     fns = mb.symbolic.lambdify(sym)
     assert fns.expected_compile_seconds == 0.002
     q, qd = np.full(model.nv, 0.2), np.full(model.nv, -0.1)
