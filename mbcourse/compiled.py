@@ -1264,50 +1264,26 @@ def run(kernel, data, q, qd, tau, qdd, gravity=True):
 # is counted from the code that runs, not estimated.
 
 @nb.njit(**_OPTS)
-def _mm_c(A, B, out, r, kk, c, count):
-    """``out[:r, :c] = A[:r, :kk] @ B[:kk, :c]``."""
+def _mm_c(A, B, out, r, kk, c, count, ta=False):
+    """``out[:r, :c] = A[:r, :kk] @ B[:kk, :c]``, or ``A[:kk, :r].T @ B[:kk, :c]`` with
+    ``ta``."""
     for i in range(r):
         for j in range(c):
             s = 0.0
             for k in range(kk):
-                s += A[i, k] * B[k, j]
+                s += (A[k, i] if ta else A[i, k]) * B[k, j]
             out[i, j] = s
     count[0] += r * c * kk
     count[1] += r * c * (kk - 1)
 
 
 @nb.njit(**_OPTS)
-def _mtm_c(A, B, out, r, kk, c, count):
-    """``out[:r, :c] = A[:kk, :r].T @ B[:kk, :c]``."""
-    for i in range(r):
-        for j in range(c):
-            s = 0.0
-            for k in range(kk):
-                s += A[k, i] * B[k, j]
-            out[i, j] = s
-    count[0] += r * c * kk
-    count[1] += r * c * (kk - 1)
-
-
-@nb.njit(**_OPTS)
-def _mv_c(A, x, out, r, kk, count):
-    """``out[:r] = A[:r, :kk] @ x[:kk]``."""
+def _mv_c(A, x, out, r, kk, count, ta=False):
+    """``out[:r] = A[:r, :kk] @ x[:kk]``, or ``A[:kk, :r].T @ x[:kk]`` with ``ta``."""
     for i in range(r):
         s = 0.0
         for k in range(kk):
-            s += A[i, k] * x[k]
-        out[i] = s
-    count[0] += r * kk
-    count[1] += r * (kk - 1)
-
-
-@nb.njit(**_OPTS)
-def _mtv_c(A, x, out, r, kk, count):
-    """``out[:r] = A[:kk, :r].T @ x[:kk]``."""
-    for i in range(r):
-        s = 0.0
-        for k in range(kk):
-            s += A[k, i] * x[k]
+            s += (A[k, i] if ta else A[i, k]) * x[k]
         out[i] = s
     count[0] += r * kk
     count[1] += r * (kk - 1)
@@ -1422,7 +1398,7 @@ def ivanov_sweep_solve(ints, C, A, M, vstar, p, qd, mu, count, repeats):
             count[1] += 6
             if ni > 0:
                 _mm_c(Mc, A[i], MA, 6, 6, ni, count)     # M* A
-                _mtm_c(A[i], MA, Vn, ni, 6, ni, count)   # A^T M* A
+                _mm_c(A[i], MA, Vn, ni, 6, ni, count, True)   # A^T M* A
                 if not _invert_c(Vn, D[i], ni, count):   # D = (A^T M* A)^-1
                     return False
                 _mm_c(MA, D[i], G, 6, ni, ni, count)     # M* A D
@@ -1445,8 +1421,8 @@ def ivanov_sweep_solve(ints, C, A, M, vstar, p, qd, mu, count, repeats):
                     t6[r] = w[r]
                 X[:, :] = Mc
             _mm_c(X, C[i], Y, 6, 6, 6, count)            # (H M*) C
-            _mtm_c(C[i], Y, X, 6, 6, 6, count)           # C^T (H M* C)
-            _mtv_c(C[i], t6, h, 6, 6, count)
+            _mm_c(C[i], Y, X, 6, 6, 6, count, True)           # C^T (H M* C)
+            _mv_c(C[i], t6, h, 6, 6, count, True)
             for r in range(6):
                 phi[k, r] += h[r]
                 for cc in range(6):
@@ -1465,7 +1441,7 @@ def ivanov_sweep_solve(ints, C, A, M, vstar, p, qd, mu, count, repeats):
                 for r in range(6):
                     h[r] += phi[c, r]
                 count[1] += 6
-                _mtv_c(A[i], h, t6, ni, 6, count)
+                _mv_c(A[i], h, t6, ni, 6, count, True)
                 for r in range(ni):
                     t6[r] = p[vs + r] - t6[r]
                 count[1] += ni
@@ -1513,22 +1489,22 @@ def ivanov_cholesky_solve(ints, C, A, M, vstar, p, qd, mu, count, repeats):
                 w[r] += phi[c, r]
             count[1] += 6
             _mm_c(Mc, C[i], Y, 6, 6, 6, count)           # C^T M* C
-            _mtm_c(C[i], Y, X, 6, 6, 6, count)
-            _mtv_c(C[i], w, h, 6, 6, count)              # C^T (M* v* + phi*)
+            _mm_c(C[i], Y, X, 6, 6, 6, count, True)
+            _mv_c(C[i], w, h, 6, 6, count, True)              # C^T (M* v* + phi*)
             if ni > 0:
-                _mtm_c(A[i], Mc, AtM, ni, 6, 6, count)   # A^T M*
+                _mm_c(A[i], Mc, AtM, ni, 6, 6, count, True)   # A^T M*
                 _mm_c(AtM, A[i], L[i], ni, 6, ni, count) # A^T M* A
                 if not _chol_c(L[i], ni, count):         # = L L^T
                     return False
-                _mtv_c(A[i], w, s6, ni, 6, count)        # x = L^-1 (p - A^T (...))
+                _mv_c(A[i], w, s6, ni, 6, count, True)        # x = L^-1 (p - A^T (...))
                 for r in range(ni):
                     x[i, r] = p[vs + r] - s6[r]
                 count[1] += ni
                 _lsolve_c(L[i], x[i].reshape((6, 1)), ni, 1, count)
                 _mm_c(AtM, C[i], V[i], ni, 6, 6, count)  # V = L^-1 A^T M* C
                 _lsolve_c(L[i], V[i], ni, 6, count)
-                _mtm_c(V[i], V[i], Y, 6, ni, 6, count)   # V^T V
-                _mtv_c(V[i], x[i], s6, 6, ni, count)     # V^T x
+                _mm_c(V[i], V[i], Y, 6, ni, 6, count, True)   # V^T V
+                _mv_c(V[i], x[i], s6, 6, ni, count, True)     # V^T x
                 for r in range(6):
                     h[r] += s6[r]
                     for cc in range(6):
