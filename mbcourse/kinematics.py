@@ -15,7 +15,8 @@ Conventions
 * ``qd`` and ``qdd`` are the generalized speeds and their rates, of length ``nv``: for
   spherical and free joints these are angular velocities, not quaternion rates (``nq !=
   nv``; see :meth:`~mbcourse.Model.qdot`).
-* The spatial Jacobian ``J`` (``jacobian``) has shape ``(..., 6, nv)``; **rows 0-2 give the
+* The point Jacobian ``J`` (``jacobian``; not the "spatial Jacobian" of screw theory, whose
+  linear rows give the velocity of the point at the world origin) has shape ``(..., 6, nv)``; **rows 0-2 give the
   linear velocity of the point, rows 3-5 the angular velocity of the body**, both in world
   axes: ``[v_P; omega] = J qd`` (the "local world aligned" Jacobian of Pinocchio, the
   ``(Phi^T, -(pT)^T)`` rows of Yudintsev (3.163), (3.122) for a point other than the centre
@@ -383,7 +384,7 @@ def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0), t=0.0):
 
 
 def jacobian(model, q, body, point=(0.0, 0.0, 0.0), t=0.0):
-    """Spatial Jacobian of a body point: ``[v_P; omega] = J qd``, shape (..., 6, nv).
+    """Jacobian of a body point in world axes: ``[v_P; omega] = J qd``, shape (..., 6, nv).
 
     Rows 0-2: the linear velocity of the point; rows 3-5: the angular velocity of the body;
     both in world axes. Column ``k`` is the motion per unit of the generalized speed ``k``
