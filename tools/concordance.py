@@ -38,6 +38,8 @@ BOOK = ROOT / "book"
 CSV = BOOK / "_data" / "concordance.csv"
 PAGE = BOOK / "concordance.md"
 HEADER = ["source", "equation", "status", "where", "note"]
+SHORT = {"yudintsev": "Yudintsev", "telegin": "Telegin", "ivanov": "Ivanov",
+         "eliseev-khomenko": "Eliseev, Khomenko", "alyushin": "Alyushin"}
 STATUSES = ("derived", "implemented", "checked", "stated", "omitted")
 
 SOURCES = {
@@ -237,7 +239,7 @@ def render(rows: list[dict[str, str]]) -> str:
     w("|---|---|---|---|---|---|---|\n")
     for s in SOURCES:
         n = sum(c[s].values())
-        w(f"| {SOURCES[s]} | {n} | " + " | ".join(str(c[s][st]) for st in STATUSES) + " |\n")
+        w(f"| {SHORT[s]} | {n} | " + " | ".join(str(c[s][st]) for st in STATUSES) + " |\n")
     w("\n")
     for s in SOURCES:
         srows = [r for r in rows if r["source"] == s]
