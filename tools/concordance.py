@@ -257,6 +257,8 @@ def render(rows: list[dict[str, str]]) -> str:
             ref = f"{{doc}}`{title} <{page}>`" if page != "(not in the book)" else title
             w(f"### {title}\n\nTaught in {ref}.\n\n" if page != "(not in the book)"
               else f"### Not in the book\n\n")
+            # the PDF's column widths (LaTeX would otherwise let the note run off the page)
+            w("```{tabularcolumns} \\Y{0.08}\\Y{0.12}\\Y{0.42}\\Y{0.38}\n```\n\n")
             w("| eq. | status | where | note |\n|---|---|---|---|\n")
             for r in groups[page]:
                 w(f"| ({r['equation']}) | {r['status']} | {_where_md(r)} | {_cell(r['note'])} |\n")
