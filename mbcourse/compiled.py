@@ -1290,6 +1290,27 @@ def _mv_c(A, x, out, r, kk, count, ta=False):
 
 
 @nb.njit(**_OPTS)
+def _carry_inertia_c(phi, Ms, k, h, X, count):
+    """A child's articulated terms carried to its parent ``k``: ``phi*_k += h``,
+    ``M*_k += X`` (both routes, backward pass)."""
+    for r in range(6):
+        phi[k, r] += h[r]
+        for cc in range(6):
+            Ms[k, r, cc] += X[r, cc]
+    count[1] += 42
+
+
+@nb.njit(**_OPTS)
+def _carry_velocity_c(C, vk, vstar_c, out, count):
+    """``out = C v_k + v*``: the parent's velocity carried to the child (both routes,
+    forward pass)."""
+    _mv_c(C, vk, out, 6, 6, count)
+    for r in range(6):
+        out[r] += vstar_c[r]
+    count[1] += 6
+
+
+@nb.njit(**_OPTS)
 def _invert_c(V, D, n, count):
     """``D = V^-1`` (n x n) by Gauss-Jordan elimination without pivoting (V is SPD);
     False if a pivot is not positive."""
@@ -1423,19 +1444,12 @@ def ivanov_sweep_solve(ints, C, A, M, vstar, p, qd, mu, count, repeats):
             _mm_c(X, C[i], Y, 6, 6, 6, count)            # (H M*) C
             _mm_c(C[i], Y, X, 6, 6, 6, count, True)           # C^T (H M* C)
             _mv_c(C[i], t6, h, 6, 6, count, True)
-            for r in range(6):
-                phi[k, r] += h[r]
-                for cc in range(6):
-                    Ms[k, r, cc] += X[r, cc]
-            count[1] += 42
+            _carry_inertia_c(phi, Ms, k, h, X, count)   # phi*_k += h, M*_k += X
         for r in range(6):
             v[0, r] = 0.0
         for i in range(m):                               # forward: base -> leaves
             k, c, vs, ni = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 3]
-            _mv_c(C[i], v[k], s6, 6, 6, count)           # C v_k + v*
-            for r in range(6):
-                s6[r] += vstar[c, r]
-            count[1] += 6
+            _carry_velocity_c(C[i], v[k], vstar[c], s6, count)   # C v_k + v*
             if ni > 0:
                 _mv_c(Ms[c], s6, h, 6, 6, count)         # phi* + M* (C v_k + v*)
                 for r in range(6):
@@ -1510,19 +1524,12 @@ def ivanov_cholesky_solve(ints, C, A, M, vstar, p, qd, mu, count, repeats):
                     for cc in range(6):
                         X[r, cc] -= Y[r, cc]
                 count[1] += 42
-            for r in range(6):
-                phi[k, r] += h[r]
-                for cc in range(6):
-                    Ms[k, r, cc] += X[r, cc]
-            count[1] += 42
+            _carry_inertia_c(phi, Ms, k, h, X, count)   # phi*_k += h, M*_k += X
         for r in range(6):
             v[0, r] = 0.0
         for i in range(m):                               # forward: base -> leaves
             k, c, vs, ni = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 3]
-            _mv_c(C[i], v[k], s6, 6, 6, count)           # C v_k + v*
-            for r in range(6):
-                s6[r] += vstar[c, r]
-            count[1] += 6
+            _carry_velocity_c(C[i], v[k], vstar[c], s6, count)   # C v_k + v*
             if ni > 0:
                 _mv_c(V[i], v[k], w, ni, 6, count)       # L^T qd = x - V v_k
                 for r in range(ni):
