@@ -1311,6 +1311,22 @@ def _carry_velocity_c(C, vk, vstar_c, out, count):
 
 
 @nb.njit(**_OPTS)
+def _velocity_momentum_c(Ai, qdi, ni, Msc, phic, s6, h, vc, muc, count):
+    """A body's velocity and momentum once its joint rates ``qdi`` are known:
+    ``v_i = (C v_k + v*) + A qd_i`` (``s6`` holds the bracket), ``mu_i = M* v_i + phi*``."""
+    if ni > 0:
+        _mv_c(Ai, qdi, h, 6, ni, count)
+        for r in range(6):
+            s6[r] += h[r]
+        count[1] += 6
+    _mv_c(Msc, s6, h, 6, 6, count)
+    for r in range(6):
+        vc[r] = s6[r]
+        muc[r] = h[r] + phic[r]
+    count[1] += 6
+
+
+@nb.njit(**_OPTS)
 def _invert_c(V, D, n, count):
     """``D = V^-1`` (n x n) by Gauss-Jordan elimination without pivoting (V is SPD);
     False if a pivot is not positive."""
@@ -1462,15 +1478,7 @@ def ivanov_sweep_solve(ints, C, A, M, vstar, p, qd, mu, count, repeats):
                 _mv_c(D[i], t6, w, ni, ni, count)        # qd_i = D (p - A^T (...))
                 for r in range(ni):
                     qd[vs + r] = w[r]
-                _mv_c(A[i], w, h, 6, ni, count)          # v_i = C v_k + v* + A qd
-                for r in range(6):
-                    s6[r] += h[r]
-                count[1] += 6
-            _mv_c(Ms[c], s6, h, 6, 6, count)             # mu_i = M* v_i + phi*
-            for r in range(6):
-                v[c, r] = s6[r]
-                mu[c, r] = h[r] + phi[c, r]
-            count[1] += 6
+            _velocity_momentum_c(A[i], w, ni, Ms[c], phi[c], s6, h, v[c], mu[c], count)
         for r in range(6):
             mu[0, r] = phi[0, r]
     return True
@@ -1538,15 +1546,7 @@ def ivanov_cholesky_solve(ints, C, A, M, vstar, p, qd, mu, count, repeats):
                 _ltsolve_c(L[i], w, ni, count)
                 for r in range(ni):
                     qd[vs + r] = w[r]
-                _mv_c(A[i], w, h, 6, ni, count)          # v_i = C v_k + v* + A qd
-                for r in range(6):
-                    s6[r] += h[r]
-                count[1] += 6
-            _mv_c(Ms[c], s6, h, 6, 6, count)             # mu_i = M* v_i + phi*
-            for r in range(6):
-                v[c, r] = s6[r]
-                mu[c, r] = h[r] + phi[c, r]
-            count[1] += 6
+            _velocity_momentum_c(A[i], w, ni, Ms[c], phi[c], s6, h, v[c], mu[c], count)
         for r in range(6):
             mu[0, r] = phi[0, r]
     return True
