@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ModelError, ShapeError, SingularSystemError
-from .spatial import axis_angle, cross, matrix_to_quat
+from .spatial import axis_angle, cross, is_rotation, matrix_to_quat
 
 __all__ = [
     "ROTATION", "TRANSLATION", "Motion", "Chain", "Coefficients", "Errors", "Bounds",
@@ -78,6 +78,15 @@ def rotation_vector(R):
     >>> rotation_vector(axis_angle([0.0, 0.6, 0.8], 0.5)).round(12).tolist()
     [0.0, 0.3, 0.4]
     """
+    R = _as_float(R, "R", "(3, 3) or (..., 3, 3)")
+    if R.shape[-2:] != (3, 3) or not is_rotation(R, tol=1e-6):
+        raise ShapeError(f"R must be a rotation matrix (orthonormal, det +1), shape (..., 3, 3); "
+                         f"got {'shape ' + str(R.shape) if R.shape[-2:] != (3, 3) else R.tolist()}")
+    return _rotation_vector(R)
+
+
+def _rotation_vector(R):
+    """:func:`rotation_vector` of checked rotation matrices."""
     quat = matrix_to_quat(R)
     w, v = quat[..., 0], quat[..., 1:]
     s = np.linalg.norm(v, axis=-1)
@@ -196,13 +205,15 @@ class Errors:
 
 
 def _as_float(value, what, shape_text):
-    if np.iscomplexobj(value):
-        raise ShapeError(f"{what} must be real numbers, got a complex array")
+    """``value`` as a finite float array; a ShapeError naming ``what`` otherwise."""
     try:
-        arr = np.asarray(value, dtype=float)
+        complex_given = np.iscomplexobj(value)
+        arr = None if complex_given else np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ShapeError(f"{what} must be an array of shape {shape_text}, got {value!r}") \
             from None
+    if complex_given:
+        raise ShapeError(f"{what} must be real numbers, got a complex array")
     if not np.all(np.isfinite(arr)):
         raise ShapeError(f"{what} must be finite, got {value!r}")
     return arr
@@ -253,6 +264,9 @@ class Chain:
     """
 
     def __init__(self, motions, point=(0.0, 0.0, 0.0), *, nq=None, q_names=None, base=None):
+        if isinstance(motions, (str, bytes, Motion)) or not hasattr(motions, "__iter__"):
+            raise ModelError(f"motions must be a sequence of mb.accuracy.Motion, got "
+                             f"{motions!r}")
         motions = tuple(motions)
         for i, m in enumerate(motions):
             if not isinstance(m, Motion):
@@ -352,6 +366,10 @@ class Chain:
             raise ModelError("to_model needs every coordinate to move a motion")
         if list(self.nu) != sorted(self.nu):
             raise ModelError("to_model needs the coordinates numbered from the base outward")
+        m = _as_float(mass, "mass", "()")
+        if m.ndim != 0 or not m > 0:
+            raise ModelError(f"mass must be a positive number, got {mass!r}")
+        mass = float(m)
         model = Model(gravity=gravity)
         R0, r0 = self.base
         if not np.allclose(R0, _EYE) or np.any(r0 != 0):
@@ -434,7 +452,7 @@ class Chain:
         dpoint = np.zeros(3) if dpoint is None else _vector(dpoint, "dpoint", 3)
         R, r = self.pose(q, p)
         R1, r1 = self.pose(q + dq, p + dp, self.point + dpoint)
-        return rotation_vector(R1 @ np.swapaxes(R, -1, -2)), r1 - r
+        return _rotation_vector(R1 @ np.swapaxes(R, -1, -2)), r1 - r
 
     # -- the influence coefficients ----------------------------------------------------
     def _motion_first(self, phi, point=None):
@@ -719,81 +737,93 @@ def _chain_from_model(model, body, point, t):
 
 
 def _build_chain(model, target, t):
-    steps = model.tree_traversal()
-    via = {}
-    for joint, forward in steps:
-        via[joint.child if forward else joint.parent] = (joint, forward)
+    """The chain of ``target``: the motions met walking the spanning tree from the ground."""
     names = [b.name for b in model.bodies]
-    index = names.index(target.name)
+    walk = _ChainWalk(names)
+    for joint, forward in _path_from_ground(model, names.index(target.name)):
+        walk.joint(joint, forward, target.name)
+    walk.translation()
+    if t != 0.0 or model.base_motion:
+        r, A = model.body_poses(model.neutral_q(), t)
+        base = (A[0], r[0])
+    else:
+        base = None
+    return Chain(walk.motions, nq=model.nq, q_names=model.q_names, base=base)
+
+
+def _path_from_ground(model, index):
+    """The spanning-tree steps ``(joint, forward)`` from the ground out to body ``index``."""
+    via = {}
+    for joint, forward in model.tree_traversal():
+        via[joint.child if forward else joint.parent] = (joint, forward)
     path = []
     while index != 0:
         joint, forward = via[index]
         path.append((joint, forward))
         index = joint.parent if forward else joint.child
     path.reverse()
-    motions = []
-    offset = np.zeros(3)
-    frame_name = names[0]
+    return path
 
-    def flush_translation():
-        nonlocal offset
-        length = float(np.linalg.norm(offset))
+
+class _ChainWalk:
+    """The motions met on a walk from the ground: constant offsets gathered into one
+    translation per body, each joint's motion and constant orientations, in order."""
+
+    def __init__(self, names):
+        self.names = names
+        self.motions = []
+        self.offset = np.zeros(3)
+        self.frame_name = names[0]
+
+    def translation(self):
+        """Append the offset gathered so far (when not zero) and start a new one."""
+        length = float(np.linalg.norm(self.offset))
         if length > 1e-15:
-            motions.append(Motion(TRANSLATION, offset / length, p=length,
-                                  name=f"{frame_name}.link"))
-        offset = np.zeros(3)
+            self.motions.append(Motion(TRANSLATION, self.offset / length, p=length,
+                                       name=f"{self.frame_name}.link"))
+        self.offset = np.zeros(3)
 
-    def flush_rotation(R, name):
-        theta = rotation_vector(R)
+    def rotation(self, R, name):
+        """Append the constant rotation ``R`` (when not the identity)."""
+        theta = _rotation_vector(R)
         angle = float(np.linalg.norm(theta))
         if angle > 1e-15:
-            motions.append(Motion(ROTATION, theta / angle, p=angle, name=name))
+            self.motions.append(Motion(ROTATION, theta / angle, p=angle, name=name))
 
-    for joint, forward in path:
+    def joint(self, joint, forward, target_name):
+        """Cross one joint: into it from the inner body, its motion, out to the outer body.
+
+        Walked from child to parent (``forward`` False), a joint's motion is about (along)
+        the reversed axis and comes after its constant orientation.
+        """
         described = joint.elementary_motion
-        if described is None and joint.nq == 0 and not joint.moves_joint_point:
-            # a fixed joint: constant offsets and orientation only
-            if forward:
-                offset = offset + joint.parent_point
-                flush_translation()
-                flush_rotation(joint.orientation, f"{joint.name}.orientation")
-                frame_name, offset = names[joint.child], -joint.child_point
-            else:
-                offset = offset + joint.child_point
-                flush_translation()
-                flush_rotation(joint.orientation.T, f"{joint.name}.orientation")
-                frame_name, offset = names[joint.parent], -joint.parent_point
-            continue
-        if described is None:
+        fixed = described is None and joint.nq == 0 and not joint.moves_joint_point
+        if described is None and not fixed:
             raise ModelError(
-                f"joint {joint.name!r} on the path to body {target.name!r} is "
+                f"joint {joint.name!r} on the path to body {target_name!r} is "
                 f"{joint!r}; the elementary-motion description needs revolute and "
                 "prismatic joints (model a universal or spherical joint as revolute joints "
                 "between massless bodies)")
-        kind, axis = described
-        k = joint.q_slice.start
         if forward:
-            offset = offset + joint.parent_point
-            flush_translation()
-            motions.append(Motion(kind, axis, q=k))
-            flush_rotation(joint.orientation, f"{joint.name}.orientation")
-            frame_name = names[joint.child]
-            offset = -joint.child_point
+            inner_point, outer_point, R, outer = (joint.parent_point, joint.child_point,
+                                                  joint.orientation, joint.child)
         else:
-            # walked from child to parent: the same motion about (along) the reversed axis
-            offset = offset + joint.child_point
-            flush_translation()
-            flush_rotation(joint.orientation.T, f"{joint.name}.orientation")
-            motions.append(Motion(kind, -np.asarray(axis), q=k))
-            frame_name = names[joint.parent]
-            offset = -joint.parent_point
-    flush_translation()
-    if t != 0.0 or model.base_motion:
-        r, A = model.body_poses(model.neutral_q(), t)
-        base = (A[0], r[0])
-    else:
-        base = None
-    return Chain(motions, nq=model.nq, q_names=model.q_names, base=base)
+            inner_point, outer_point, R, outer = (joint.child_point, joint.parent_point,
+                                                  joint.orientation.T, joint.parent)
+        self.offset = self.offset + inner_point
+        self.translation()
+        name = f"{joint.name}.orientation"
+        if fixed:  # a fixed joint: constant offsets and orientation only
+            self.rotation(R, name)
+        elif forward:
+            kind, axis = described
+            self.motions.append(Motion(kind, axis, q=joint.q_slice.start))
+            self.rotation(R, name)
+        else:
+            kind, axis = described
+            self.rotation(R, name)
+            self.motions.append(Motion(kind, -np.asarray(axis), q=joint.q_slice.start))
+        self.frame_name, self.offset = self.names[outer], -outer_point
 
 
 def chain(model, body, point=(0.0, 0.0, 0.0), *, t=0.0):
@@ -1143,6 +1173,8 @@ def monte_carlo(chain_, q, dq_max, *, dp_max=0.0, samples=1000, seed=0, extreme=
         raise ModelError(f"samples must be a positive integer, got {samples!r}")
     dqm = _bounded(dq_max, "dq_max", chain_.nq, chain_.q_names)
     dpm = _bounded(dp_max, "dp_max", chain_.n_p, chain_.p_names)
+    if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, type(None))):
+        raise ModelError(f"seed must be an integer (or None), got {seed!r}")
     rng = np.random.default_rng(seed)
     if extreme:
         dq = rng.choice([-1.0, 1.0], size=(samples, chain_.nq)) * dqm
@@ -1253,6 +1285,10 @@ def calibrate(chain_, q, measured, *, parameters=None, offsets=(), tol=1e-12, ma
     nx = len(names)
     if nx == 0:
         raise ModelError("nothing to identify: give parameters= or offsets=")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        raise ModelError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not tol >= 0:
+        raise ModelError(f"tol must be a non-negative number, got {tol!r}")
     if 3 * q.shape[0] < nx:
         raise SingularSystemError(f"{q.shape[0]} positions give {3 * q.shape[0]} equations for "
                                   f"{nx} unknowns {list(names)}: measure more configurations")

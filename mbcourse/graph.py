@@ -64,18 +64,31 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- input
+def _int_array(value, name, wanted, allow_bool=False):
+    """``value`` as an int array; a ShapeError saying what ``name`` must be when it is not
+    integers (a ragged list, strings, None, fractions)."""
+    try:
+        a = np.asarray(value)
+    except ValueError:  # a ragged list
+        raise ShapeError(f"{name} must be {wanted}, got {value!r}") from None
+    if a.size and not np.issubdtype(a.dtype, np.integer) \
+            and not (allow_bool and a.dtype == bool):
+        if not (np.issubdtype(a.dtype, np.floating) and np.all(np.isfinite(a))
+                and np.all(a == np.round(a))):
+            raise ShapeError(f"{name} must be {wanted}, got {value!r}")
+    return a.astype(int)
+
+
 def _arcs(i_plus, i_minus, n=None):
     """Validate ``i_plus``/``i_minus`` and return them as int arrays plus ``n``."""
     arrays = []
     for name, arr in (("i_plus", i_plus), ("i_minus", i_minus)):
-        a = np.asarray(arr)
+        a = _int_array(arr, name, "a 1-D sequence of integer body numbers 0..n")
         if a.ndim != 1:
             raise ShapeError(f"{name} must be a 1-D sequence of body numbers, got shape {a.shape}")
-        if a.size and not np.issubdtype(a.dtype, np.integer):
-            if not (np.issubdtype(a.dtype, np.floating) and np.all(np.isfinite(a))
-                    and np.all(a == np.round(a))):
-                raise ShapeError(f"{name} must hold integer body numbers 0..n, got {a.tolist()}")
-        arrays.append(a.astype(int))
+        arrays.append(a)
+    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer))):
+        raise ShapeError(f"n must be the number of bodies (an integer), got {n!r}")
     ip, im = arrays
     if ip.shape != im.shape:
         raise ShapeError(
@@ -346,8 +359,8 @@ def renumber(i_plus, i_minus, vertex_map, arc_map):
     ([2, 0], [1, 2])
     """
     ip, im, n = _arcs(i_plus, i_minus)
-    vm = np.asarray(vertex_map, dtype=int)
-    am = np.asarray(arc_map, dtype=int)
+    vm = _int_array(vertex_map, "vertex_map", f"a permutation of 0..{n}")
+    am = _int_array(arc_map, "arc_map", f"a permutation of 0..{ip.size - 1}")
     if vm.shape != (n + 1,) or vm[0] != 0 or sorted(vm.tolist()) != list(range(n + 1)):
         raise ShapeError(
             f"vertex_map must be a permutation of 0..{n} with vertex_map[0] == 0, got {vm.tolist()}"
@@ -423,8 +436,9 @@ def is_regular(i_plus, i_minus, n=None):
 
 # ------------------------------------------------------------------- path searches
 def _check_ST(S, T):
-    S = np.asarray(S)
-    T = np.asarray(T)
+    """``S`` and ``T`` as integer arrays of matching shapes (n+1, n) and (n, n)."""
+    S = _int_array(S, "S", "the full incidence matrix (integers), shape (n+1, n)")
+    T = _int_array(T, "T", "the path matrix (integers), shape (n, n)")
     if S.ndim != 2 or T.ndim != 2 or T.shape[0] != S.shape[1] or T.shape[1] != S.shape[0] - 1:
         raise ShapeError(
             "expected the full incidence matrix S of shape (n+1, n) (row 0 included) and the "
@@ -541,7 +555,7 @@ def spanning_tree(i_plus, i_minus, n=None, cut=None):
         _require_connected(seen)
         cut_arcs = np.array(sorted(non_tree), dtype=int)
     else:
-        cut_arcs = np.unique(np.asarray(cut, dtype=int))
+        cut_arcs = np.unique(_int_array(cut, "cut", f"arc positions 0..{ip.size - 1}"))
         if cut_arcs.size and (cut_arcs.min() < 0 or cut_arcs.max() >= ip.size):
             raise ShapeError(f"cut must hold arc positions 0..{ip.size - 1}, got {list(cut)}")
         keep = np.setdiff1d(np.arange(ip.size), cut_arcs)
@@ -713,10 +727,9 @@ def matrix_table(M, rows=None, cols=None):
     s1    -1  +1
     s2     0  -1
     """
-    M = np.asarray(M)
-    if M.ndim != 2 or (M.size and not np.all(M == np.round(M))):
+    M = _int_array(M, "M", "a 2-D integer matrix", allow_bool=True)
+    if M.ndim != 2:
         raise ShapeError(f"matrix_table needs a 2-D integer matrix, got shape {M.shape}")
-    M = M.astype(int)
     rows = [str(r) for r in (rows if rows is not None else range(M.shape[0]))]
     cols = [str(c) for c in (cols if cols is not None else range(M.shape[1]))]
     if len(rows) != M.shape[0] or len(cols) != M.shape[1]:
@@ -827,11 +840,17 @@ def draw(i_plus, i_minus, ax=None, body_labels=None, arc_labels=None, n=None,
     if len(body_labels) != n + 1 or len(arc_labels) != ip.size:
         raise ShapeError(f"need {n + 1} body labels and {ip.size} arc labels, got "
                          f"{len(body_labels)} and {len(arc_labels)}")
+    highlight = set(_int_array(list(highlight), "highlight",
+                               f"arc positions 0..{ip.size - 1}").tolist())
+    if highlight - set(range(ip.size)):
+        raise ShapeError(f"highlight must hold arc positions 0..{ip.size - 1}, got "
+                         f"{sorted(highlight)}")
+    if ax is not None and not hasattr(ax, "add_patch"):
+        raise ShapeError(f"ax must be a matplotlib Axes, got {ax!r}")
     if ax is None:
         width = max(3.0, 0.9 * (pos[:, 0].max() + 1))
         height = max(2.5, 1.1 * (1 - pos[:, 1].min()))
         _, ax = plt.subplots(figsize=(width, height))
-    highlight = set(int(a) for a in highlight)
     bend = {int(a): 0.3 * (-1) ** k for k, a in enumerate(cut)}  # alternate the curvature
     placed = []                                                   # arc labels written so far
     for a in range(ip.size):

@@ -80,6 +80,23 @@ def _parts(H, dH, dq, add, zero, half, simplify=lambda e: e):
     return hc, ho, hg, dT, Hdot
 
 
+def _symbolic_input(H, q, qd):
+    """``H`` as a sympy Matrix; ``q`` and ``qd`` checked to be sequences of Symbols."""
+    import sympy as sp
+
+    try:
+        H = sp.Matrix(H)
+    except (TypeError, ValueError, sp.SympifyError):
+        raise ShapeError(f"H must be a square sympy Matrix (the mass matrix), got {H!r}") \
+            from None
+    for name, symbols in (("q", q), ("qd", qd)):
+        if isinstance(symbols, (str, bytes)) or not hasattr(symbols, "__len__") \
+                or not all(isinstance(x, sp.Symbol) for x in symbols):
+            raise ShapeError(f"{name} must be a sequence of sympy Symbols (one per row of H), "
+                             f"got {symbols!r}")
+    return H
+
+
 def decompose(H, q, qd, simplify=True):
     """Telegin's split of the inertial forces of a symbolic mass matrix, (1)–(5).
 
@@ -110,7 +127,7 @@ def decompose(H, q, qd, simplify=True):
     """
     import sympy as sp
 
-    H = sp.Matrix(H)
+    H = _symbolic_input(H, q, qd)
     N = H.shape[0]
     if H.shape != (N, N) or len(q) != N or len(qd) != N:
         raise ShapeError(f"H must be square with one coordinate and velocity per row; got "
@@ -161,9 +178,12 @@ def decompose_tree(H, q, qd, ends=None, simplify=True):
     """
     import sympy as sp
 
-    H = sp.Matrix(H)
+    H = _symbolic_input(H, q, qd)
     N = H.shape[0]
-    ends = [N - 1] * N if ends is None else [int(e) for e in ends]
+    try:
+        ends = [N - 1] * N if ends is None else [int(e) for e in ends]
+    except (TypeError, ValueError):
+        raise ShapeError(f"ends must be {N} integers, got {ends!r}") from None
     if len(ends) != N or any(not i <= e < N for i, e in enumerate(ends)):
         raise ShapeError(f"ends must give, for each coordinate i, its last carried coordinate "
                          f"N_i with i <= N_i < {N}; got {ends}")
@@ -204,6 +224,7 @@ def subsystem_ends(model):
     >>> subsystem_ends(mb.models.triple_pendulum())
     [2, 2, 2]
     """
+    _require_model(model, "subsystem_ends")
     T = np.abs(model.graph.T)
     ends = []
     for j in model.joints:
@@ -218,6 +239,15 @@ def subsystem_ends(model):
             )
         ends += [block[-1]] * j.nv
     return ends
+
+
+def _require_model(model, fn):
+    """Refuse anything but an mbcourse.Model as ``model``."""
+    from .model import Model
+
+    if not isinstance(model, Model):
+        raise ModelError(f"{fn}: model must be an mbcourse.Model (the first argument), got "
+                         f"{type(model).__name__}")
 
 
 def _single_state(model, q, qd, what):
@@ -235,6 +265,10 @@ def mass_matrix_derivatives(model, q, h=1e-5, mass_matrix=None):
     Central differences of the library's mass matrix with Richardson extrapolation
     (accuracy ~1e-10 relative); needs ``nq == nv`` (no quaternion joints).
     """
+    _require_model(model, "mass_matrix_derivatives")
+    if mass_matrix is not None and not callable(mass_matrix):
+        raise ShapeError(f"mass_matrix must be a callable mass_matrix(model, q) (e.g. "
+                         f"mb.tree.mass_matrix), got {type(mass_matrix).__name__}")
     if model.nq != model.nv:
         raise ModelError(
             "the inertial-force split needs coordinates whose rates are the generalized speeds "
@@ -278,6 +312,7 @@ def decompose_numeric(model, q, qd, mass_matrix=None):
     >>> bool(abs(d.gyroscopic @ [1.0, -2.0]) < 1e-9)      # gyroscopic forces do no work
     True
     """
+    _require_model(model, "decompose_numeric")
     q, qd = _single_state(model, q, qd, "decompose_numeric")
     dH = mass_matrix_derivatives(model, q, mass_matrix=mass_matrix)
     N = q.size
@@ -292,6 +327,9 @@ def powers(decomposition, qd):
 
     The gyroscopic power vanishes; the other two add up to ``1/2 qd^T dH/dt qd``.
     """
+    if not isinstance(decomposition, Decomposition):
+        raise ShapeError(f"decomposition must be a Decomposition (from decompose or "
+                         f"decompose_numeric), got {type(decomposition).__name__}")
     parts = (decomposition.centrifugal, decomposition.coriolis, decomposition.gyroscopic)
     try:
         import sympy as sp
@@ -300,7 +338,13 @@ def powers(decomposition, qd):
             return tuple(sp.simplify((p.T * v)[0]) for p in parts)
     except ImportError:  # pragma: no cover - sympy is a dependency
         pass
-    v = np.asarray(qd, dtype=float)
+    N = len(decomposition.centrifugal)
+    try:
+        v = np.asarray(qd, dtype=float)
+    except (TypeError, ValueError):
+        v = None
+    if v is None or v.shape != (N,) or not np.isfinite(v).all():
+        raise ShapeError(f"qd must be {N} finite numbers (one speed per coordinate), got {qd!r}")
     return tuple(float(p @ v) for p in parts)
 
 
@@ -325,7 +369,9 @@ def forming_bodies(model, coordinate):
     >>> forming_bodies(mb.models.triple_pendulum(), 1)
     {'carrying': ['j1'], 'carried': ['j3']}
     """
-    if not isinstance(coordinate, (int, np.integer)) or not 0 <= coordinate < model.nv:
+    _require_model(model, "forming_bodies")
+    if isinstance(coordinate, bool) or not isinstance(coordinate, (int, np.integer)) \
+            or not 0 <= coordinate < model.nv:
         raise ShapeError(f"coordinate must be an index 0..{model.nv - 1}, got {coordinate!r}")
     g = model.graph
     T = np.abs(g.T)

@@ -60,7 +60,7 @@ import numbers
 import numpy as np
 
 from .errors import ModelError, ShapeError
-from .model import Body
+from .model import Body, Model
 from .spatial import cross, mv, skew, transpose
 
 __all__ = ["frame_pose", "point_velocity", "point_acceleration", "frame_velocity",
@@ -70,6 +70,9 @@ __all__ = ["frame_pose", "point_velocity", "point_acceleration", "frame_velocity
 # ------------------------------------------------------------------ input checks
 def _body_index(model, body, fn):
     """The index of ``body`` (name, index or Body of this model), or ModelError."""
+    if not isinstance(model, Model):
+        raise ModelError(f"{fn}: model must be an mbcourse.Model (the first argument: "
+                         f"{fn}(model, q, ..., body, point)), got {type(model).__name__}")
     names = [b.name for b in model.bodies]
     if isinstance(body, Body) and body.index < len(names) and model.bodies[body.index] is body:
         return body.index
@@ -85,14 +88,15 @@ def _body_index(model, body, fn):
 def _point(model, point, index, fn):
     """A finite point of shape (3,) (body axes, from the centre of mass), or ShapeError."""
     what = f"{fn}: point on body {model.bodies[index].name!r}"
-    if np.iscomplexobj(point):
-        raise ShapeError(f"{what} must be 3 real numbers (body axes, from the centre of mass), "
-                         f"got complex {point!r}")
     try:
-        arr = np.asarray(point, dtype=float)
+        complex_given = np.iscomplexobj(point)
+        arr = None if complex_given else np.asarray(point, dtype=float)
     except (TypeError, ValueError):
         raise ShapeError(f"{what} must be 3 numbers (body axes, from the centre of mass), "
                          f"got {point!r}") from None
+    if complex_given:
+        raise ShapeError(f"{what} must be 3 real numbers (body axes, from the centre of mass), "
+                         f"got complex {point!r}")
     if arr.shape != (3,):
         raise ShapeError(f"{what} must have shape (3,) (x, y, z in body axes, from the centre "
                          f"of mass), got shape {arr.shape}")
@@ -135,74 +139,107 @@ def _walk(model, index, state, order):
     and, per joint of the path, ``(joint, s, A_par, O, Pw, Kw, omega_par, vO, Pdot, Kdot)``
     (velocity entries ``None`` below order 1), all of one batch axis ``B``.
     """
-    q, v, vd, t = state.q, state.qd, state.qdd, state.t
+    q, v, vd = state.q, state.qd, state.qdd
     B = q.shape[0]
-    base = model.base_motion.state(t) if model.base_motion else None
-    zero = np.zeros((B, 3))
-
-    def base_entry(key, default):
-        return np.broadcast_to(default if base is None else base[key], (B,) + np.shape(default))
-
-    r = base_entry("position", zero[0]).copy()
-    A = base_entry("orientation", np.eye(3)).copy()
-    vel = base_entry("velocity", zero[0]).copy() if order >= 1 else None
-    om = base_entry("angular_velocity", zero[0]).copy() if order >= 1 else None
-    acc = base_entry("acceleration", zero[0]).copy() if order >= 2 else None
-    al = base_entry("angular_acceleration", zero[0]).copy() if order >= 2 else None
+    r, A, vel, om, acc, al = _base_state(model, state.t, B, order)
     steps = []
     for joint, forward in _path(model, index):
         qa = q[:, joint.q_slice]
-        R = joint.rotation(qa)
-        lever = joint.parent_point + joint.z(qa)  # parent axes
-        if forward:  # inner body is the parent
-            A_par, A_ch = A, A @ R
-            L = mv(A_par, lever)
-            C = mv(A_ch, np.broadcast_to(joint.child_point, (B, 3)))
-            O = r + L
-            r = O - C
-        else:  # inner body is the child: walk the joint backwards
-            A_ch, A_par = A, A @ transpose(R)
-            L = mv(A_par, lever)
-            C = mv(A_ch, np.broadcast_to(joint.child_point, (B, 3)))
-            O = r + C
-            r = O - L
-        A = A_ch if forward else A_par
-        s = 1.0 if forward else -1.0
-        Pw, Kw = A_par @ joint.p(qa), A_par @ joint.k(qa)
-        step = dict(joint=joint, s=s, A_par=A_par, O=O, Pw=Pw, Kw=Kw)
+        step, r, A = _step_pose(joint, forward, qa, r, A, B)
         if order >= 1:
             va = v[:, joint.v_slice]
-            rel_om, rel_v = mv(Pw, va), mv(Kw, va)
-            if forward:
-                om_par = om
-                om_ch = om_par + rel_om
-                vO = vel + cross(om_par, L) + rel_v
-                vel = vO - cross(om_ch, C)
-                om = om_ch
-            else:
-                om_ch = om
-                vO = vel + cross(om_ch, C)
-                om_par = om_ch - rel_om
-                vel = vO - rel_v - cross(om_par, L)
-                om = om_par
-            pdot, kdot = joint.rates(qa, va)
-            step.update(om_par=om_par, vO=vO, Pdot=A_par @ pdot, Kdot=A_par @ kdot)
+            vel, om = _step_velocity(step, qa, va, vel, om)
         if order >= 2:
-            aa = vd[:, joint.v_slice]
-            w_a, s_a = joint.bias(qa, va)
-            # d/dt of the relative angular velocity and of the lever's local motion
-            rel_al = cross(om_par, rel_om) + mv(Pw, aa) + mv(A_par, w_a)
-            rel_acc = 2 * cross(om_par, rel_v) + mv(Kw, aa) + mv(A_par, s_a)
-            if forward:
-                aO = acc + cross(al, L) + cross(om_par, cross(om_par, L)) + rel_acc
-                al = al + rel_al
-                acc = aO - cross(al, C) - cross(om_ch, cross(om_ch, C))
-            else:
-                aO = acc + cross(al, C) + cross(om_ch, cross(om_ch, C))
-                al = al - rel_al
-                acc = aO - rel_acc - cross(al, L) - cross(om_par, cross(om_par, L))
+            acc, al = _step_acceleration(step, qa, va, vd[:, joint.v_slice], acc, al)
         steps.append(step)
     return (r, A, vel, om, acc, al), steps
+
+
+def _base_state(model, t, B, order):
+    """The base's ``(r, A, vel, omega, acc, alpha)`` at time ``t`` (orders above ``order`` None)."""
+    base = model.base_motion.state(t) if model.base_motion else None
+    zero = np.zeros(3)
+
+    def entry(key, default):
+        """The base's ``key`` entry (``default`` without a base motion), one per batch row."""
+        return np.broadcast_to(default if base is None else base[key],
+                               (B,) + np.shape(default)).copy()
+
+    r, A = entry("position", zero), entry("orientation", np.eye(3))
+    vel = entry("velocity", zero) if order >= 1 else None
+    om = entry("angular_velocity", zero) if order >= 1 else None
+    acc = entry("acceleration", zero) if order >= 2 else None
+    al = entry("angular_acceleration", zero) if order >= 2 else None
+    return r, A, vel, om, acc, al
+
+
+def _step_pose(joint, forward, qa, r, A, B):
+    """One joint of the path, poses: the step's record, the outer body's ``r`` and ``A``.
+
+    ``L`` is the lever from the parent's centre to the joint point, ``C`` from the child's
+    centre to it (both world axes); walking backwards the inner body is the child.
+    """
+    R = joint.rotation(qa)
+    lever = joint.parent_point + joint.z(qa)  # parent axes
+    if forward:  # inner body is the parent
+        A_par, A_ch = A, A @ R
+        L = mv(A_par, lever)
+        C = mv(A_ch, np.broadcast_to(joint.child_point, (B, 3)))
+        O = r + L
+        r = O - C
+    else:  # inner body is the child: walk the joint backwards
+        A_ch, A_par = A, A @ transpose(R)
+        L = mv(A_par, lever)
+        C = mv(A_ch, np.broadcast_to(joint.child_point, (B, 3)))
+        O = r + C
+        r = O - L
+    A = A_ch if forward else A_par
+    s = 1.0 if forward else -1.0
+    Pw, Kw = A_par @ joint.p(qa), A_par @ joint.k(qa)
+    step = dict(joint=joint, s=s, A_par=A_par, O=O, Pw=Pw, Kw=Kw, L=L, C=C)
+    return step, r, A
+
+
+def _step_velocity(step, qa, va, vel, om):
+    """One joint of the path, velocities: fills the step's ``om_par, vO, Pdot, Kdot`` (and the
+    relative motion) and returns the outer body's ``vel`` and ``omega``."""
+    joint, A_par, L, C = step["joint"], step["A_par"], step["L"], step["C"]
+    rel_om, rel_v = mv(step["Pw"], va), mv(step["Kw"], va)
+    if step["s"] > 0:
+        om_par = om
+        om_ch = om_par + rel_om
+        vO = vel + cross(om_par, L) + rel_v
+        vel = vO - cross(om_ch, C)
+        om = om_ch
+    else:
+        om_ch = om
+        vO = vel + cross(om_ch, C)
+        om_par = om_ch - rel_om
+        vel = vO - rel_v - cross(om_par, L)
+        om = om_par
+    pdot, kdot = joint.rates(qa, va)
+    step.update(om_par=om_par, vO=vO, Pdot=A_par @ pdot, Kdot=A_par @ kdot, om_ch=om_ch,
+                rel_om=rel_om, rel_v=rel_v)
+    return vel, om
+
+
+def _step_acceleration(step, qa, va, aa, acc, al):
+    """One joint of the path, accelerations: the outer body's ``acc`` and ``alpha``."""
+    joint, A_par, L, C = step["joint"], step["A_par"], step["L"], step["C"]
+    om_par, om_ch = step["om_par"], step["om_ch"]
+    w_a, s_a = joint.bias(qa, va)
+    # d/dt of the relative angular velocity and of the lever's local motion
+    rel_al = cross(om_par, step["rel_om"]) + mv(step["Pw"], aa) + mv(A_par, w_a)
+    rel_acc = 2 * cross(om_par, step["rel_v"]) + mv(step["Kw"], aa) + mv(A_par, s_a)
+    if step["s"] > 0:
+        aO = acc + cross(al, L) + cross(om_par, cross(om_par, L)) + rel_acc
+        al = al + rel_al
+        acc = aO - cross(al, C) - cross(om_ch, cross(om_ch, C))
+    else:
+        aO = acc + cross(al, C) + cross(om_ch, cross(om_ch, C))
+        al = al - rel_al
+        acc = aO - rel_acc - cross(al, L) - cross(om_par, cross(om_par, L))
+    return acc, al
 
 
 def _point_motion(body_state, rho):

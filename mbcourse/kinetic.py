@@ -32,6 +32,9 @@ motions; the errata's counterexamples are computed in chapter 7 of the book.
 
 from __future__ import annotations
 
+import inspect
+import numbers
+
 import numpy as np
 
 from .errors import ModelError, ShapeError
@@ -49,13 +52,89 @@ __all__ = [
 AXES = {"x": 0, "y": 1, "z": 2}
 
 
+def _wanted(shape):
+    """Words for what an array argument of ``shape`` must be."""
+    if shape is None:
+        return "real numbers"
+    if shape == ():
+        return "a real number"
+    if len(shape) == 1:
+        return f"{shape[0]} real numbers"
+    return f"a {'x'.join(map(str, shape))} array of real numbers"
+
+
+def _refuse(value, what, wanted):
+    """A ShapeError saying what ``what`` must be, naming a motion or body given by mistake."""
+    if isinstance(value, (_Rigid, _Body)) or callable(value):
+        kind = "a motion law" if callable(value) and not isinstance(value, _Rigid) else \
+            f"a {type(value).__name__}"
+        return ShapeError(f"{what} must be {wanted}, got {kind} ({value!r}): are the "
+                          "arguments swapped?")
+    return ShapeError(f"{what} must be {wanted}, got {value!r}")
+
+
 def _finite(value, what, shape=None):
-    arr = np.asarray(value, dtype=float)
+    """``value`` as a float array of ``shape`` (any shape when None), finite; else a
+    ShapeError naming ``what``."""
+    if value is None or isinstance(value, (str, bytes)) or callable(value) \
+            or isinstance(value, (_Rigid, _Body)):
+        raise _refuse(value, what, _wanted(shape))
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise _refuse(value, what, _wanted(shape)) from None
     if shape is not None and arr.shape != shape:
-        raise ShapeError(f"{what} must have shape {shape}, got {arr.shape}")
+        raise ShapeError(f"{what} must have shape {shape} ({_wanted(shape)}), got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ShapeError(f"{what} must be finite, got {value!r}")
     return arr
+
+
+def _number(value, what):
+    """``value`` as a finite float; else a ShapeError naming ``what``."""
+    return float(_finite(value, what, ()))
+
+
+def _vector(value, what, sizes=(3,)):
+    """A finite vector of one of the lengths ``sizes``."""
+    arr = _finite(value, what)
+    if arr.ndim != 1 or arr.shape[0] not in sizes:
+        words = " or ".join(str(k) for k in sizes)
+        raise ShapeError(f"{what} must be {words} real numbers, got shape {arr.shape}")
+    return arr
+
+
+def _time(t):
+    """The time ``t``, checked to be one finite real number (returned unchanged)."""
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Real) \
+            or not np.isfinite(t):
+        raise _refuse(t, "t (the time)", "one finite real number")
+    return t
+
+
+def _axis(axis):
+    """The index of an axis name; a ModelError for anything but 'x', 'y', 'z'."""
+    if not isinstance(axis, str) or axis not in AXES:
+        raise ModelError(f"axis must be one of {sorted(AXES)}, got {axis!r}")
+    return AXES[axis]
+
+
+def _motion(value, what="motion"):
+    """Refuse anything but a motion of this module."""
+    if not isinstance(value, _Rigid):
+        hint = " (motion and body swapped?)" if isinstance(value, _Body) else ""
+        raise ShapeError(f"{what} must be a mbcourse.kinetic motion (PlaneRotation, "
+                         f"Translation, compose(...)), got {value!r}{hint}")
+    return value
+
+
+def _body(value, what="body"):
+    """Refuse anything but a body of this module."""
+    if not isinstance(value, _Body):
+        hint = " (motion and body swapped?)" if isinstance(value, _Rigid) else ""
+        raise ShapeError(f"{what} must be a mbcourse.kinetic body (Box, Cylinder, "
+                         f"PointCloud), got {value!r}{hint}")
+    return value
 
 
 # ------------------------------------------------------------------ angle laws
@@ -68,16 +147,54 @@ def uniform(theta0=0.0, rate=0.0, acceleration=0.0):
     >>> uniform(0.5, 2.0)(1.0)
     (2.5, 2.0, 0.0)
     """
-    theta0, rate, acceleration = (float(_finite(v, "a uniform law's parameter"))
-                                  for v in (theta0, rate, acceleration))
+    theta0, rate, acceleration = (_number(v, f"uniform's {name}") for v, name in
+                                  ((theta0, "theta0"), (rate, "rate"),
+                                   (acceleration, "acceleration")))
     return lambda t: (theta0 + rate * t + 0.5 * acceleration * t * t,
                       rate + acceleration * t, acceleration)
 
 
-def _law(value, what):
+def _law(value, what, size=None, returns="(theta, theta_t, theta_tt)"):
+    """A checked law ``t -> (x, x_t, x_tt)``: a callable, or a constant number (``size``
+    None only)."""
     if callable(value):
-        return value
-    return uniform(float(_finite(value, what)))
+        return _Law(value, what, size, returns)
+    if size is not None:
+        raise ShapeError(f"{what} must be a callable t -> {returns}, got {value!r}")
+    if value is None:
+        raise ShapeError(f"{what} must be a number or a callable t -> {returns}, got None")
+    return uniform(_number(value, what))
+
+
+class _Law:
+    """A user's law ``t -> (x, x_t, x_tt)``, its values checked at every call: three finite
+    numbers (``size`` None) or three vectors of ``size`` numbers."""
+
+    def __init__(self, fn, what, size, returns):
+        try:
+            inspect.signature(fn).bind(0.0)
+        except TypeError:
+            raise ShapeError(f"{what} must be a callable of one argument, t -> {returns}; "
+                             f"{fn!r} cannot be called with one argument t") from None
+        except ValueError:  # pragma: no cover - no signature to inspect (a builtin)
+            pass
+        self.fn, self.what, self.size, self.returns = fn, what, size, returns
+
+    def __call__(self, t):
+        """The law's ``(x, x_t, x_tt)`` at ``t``, checked (floats, or (size,) arrays)."""
+        out = self.fn(t)
+        shape = () if self.size is None else (self.size,)
+        wanted = "three finite numbers" if self.size is None else \
+            f"three vectors of {self.size} finite numbers"
+        try:
+            values = tuple(np.asarray(v, dtype=float) for v in out)
+        except (TypeError, ValueError):
+            values = ()
+        if len(values) != 3 or any(v.shape != shape or not np.isfinite(v).all()
+                                   for v in values):
+            raise ShapeError(f"{self.what}: the law must return {self.returns}, {wanted}; "
+                             f"at t = {t!r} it returned {out!r}")
+        return tuple(float(v) for v in values) if self.size is None else values
 
 
 def _rot(axis, angle):
@@ -90,32 +207,51 @@ def _rot(axis, angle):
 
 # ------------------------------------------------------------------ motions
 class _Rigid:
-    """A rigid map ``x = R(t) alpha + p(t)``; subclasses give :meth:`state`."""
+    """A rigid map ``x = R(t) alpha + p(t)``; subclasses give ``_state`` (:meth:`state` at a
+    checked time)."""
 
     def state(self, t):
         """``(R, p, omega, v0, domega, a0)``: rotation, translation, observer-frame angular
         velocity and acceleration, and the velocity and acceleration of the material point
         at the origin (``alpha = 0``)."""
+        return self._state(_time(t))
+
+    def _state(self, t):
+        """:meth:`state` at a checked time (subclasses give it)."""
         raise NotImplementedError  # pragma: no cover
 
     def position(self, alpha, t):
         """Current positions ``x(alpha, t)`` of material points ``alpha`` (..., 3)."""
-        R, p, *_ = self.state(t)
-        return np.asarray(alpha, dtype=float) @ R.T + p
+        alpha = _points(alpha)
+        R, p, *_ = self._state(_time(t))
+        return alpha @ R.T + p
 
     def velocity(self, alpha, t):
         """The velocity field (4), ``v = v0 + omega x (x - p)``, at material points."""
-        R, p, w, v0, _, _ = self.state(t)
-        x = self.position(alpha, t)
+        return self._velocity(_points(alpha), _time(t))
+
+    def _velocity(self, alpha, t):
+        """:meth:`velocity` of checked points at a checked time."""
+        R, p, w, v0, _, _ = self._state(t)
+        x = alpha @ R.T + p
         return v0 + cross(np.broadcast_to(w, x.shape), x - p)
 
     def angular_velocity(self, t):
         """Observer-frame (fixed axes) angular velocity ``omega`` (3,)."""
-        return self.state(t)[2]
+        return self._state(_time(t))[2]
 
     def then(self, outer):
         """This motion carried by ``outer``: the superposition (7), ``outer(self(alpha))``."""
         return Composite(outer, self)
+
+
+def _points(alpha):
+    """Material points ``alpha``, checked: finite, shape (3,) or (..., 3)."""
+    alpha = _finite(alpha, "alpha (material points)")
+    if alpha.ndim == 0 or alpha.shape[-1] != 3:
+        raise ShapeError(f"alpha (material points) must have shape (3,) or (..., 3), got "
+                         f"{alpha.shape}")
+    return alpha
 
 
 class PlaneRotation(_Rigid):
@@ -143,16 +279,17 @@ class PlaneRotation(_Rigid):
     """
 
     def __init__(self, axis, pole=(0.0, 0.0, 0.0), angle=0.0, pole_motion=None):
-        if axis not in AXES:
-            raise ModelError(f"axis must be one of {sorted(AXES)}, got {axis!r}")
-        self.axis, self.k = axis, AXES[axis]
+        self.k = _axis(axis)
+        self.axis = axis
         self.pole = _finite(pole, "pole", (3,))
         self.angle = _law(angle, "angle")
         if pole_motion is not None and not callable(pole_motion):
             raise ShapeError("pole_motion must be a callable t -> (x_P, v_P, a_P)")
-        self.pole_motion = pole_motion
+        self.pole_motion = None if pole_motion is None else \
+            _law(pole_motion, "pole_motion", 3, "(x_P, v_P, a_P)")
 
-    def state(self, t):
+    def _state(self, t):
+        """:meth:`state` at a checked time."""
         th, th_t, th_tt = self.angle(t)
         R = _rot(self.k, th)
         e = np.eye(3)[self.k]
@@ -174,10 +311,11 @@ class Translation(_Rigid):
     def __init__(self, law):
         if not callable(law):
             raise ShapeError("a Translation needs a callable t -> (s, s_t, s_tt)")
-        self.law = law
+        self.law = _law(law, "Translation's law", 3, "(s, s_t, s_tt)")
 
-    def state(self, t):
-        s, v, a = (np.asarray(x, dtype=float) for x in self.law(t))
+    def _state(self, t):
+        """:meth:`state` at a checked time."""
+        s, v, a = self.law(t)
         return np.eye(3), s, np.zeros(3), v, np.zeros(3), a
 
 
@@ -191,12 +329,14 @@ class Composite(_Rigid):
     def __init__(self, outer, inner):
         for m, what in ((outer, "outer"), (inner, "inner")):
             if not isinstance(m, _Rigid):
-                raise ShapeError(f"the {what} motion must be a mbcourse.kinetic motion")
+                raise ShapeError(f"the {what} motion must be a mbcourse.kinetic motion "
+                                 f"(PlaneRotation, Translation, compose(...)), got {m!r}")
         self.outer, self.inner = outer, inner
 
-    def state(self, t):
-        Ro, po, wo, vo, dwo, ao = self.outer.state(t)
-        Ri, pi, wi, vi, dwi, ai = self.inner.state(t)
+    def _state(self, t):
+        """:meth:`state` at a checked time."""
+        Ro, po, wo, vo, dwo, ao = self.outer._state(t)
+        Ri, pi, wi, vi, dwi, ai = self.inner._state(t)
         R = Ro @ Ri
         p = Ro @ pi + po
         w_rel = Ro @ wi
@@ -266,7 +406,7 @@ class Box(_Body):
         if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < 0:
             raise ShapeError(f"degree must be a non-negative integer, got {degree!r}")
         self.density, self.degree = density, int(degree)
-        self.mass = float(_finite(mass, "mass"))
+        self.mass = _number(mass, "mass")
         if self.mass <= 0:
             raise ModelError(f"a body's mass must be positive, got {mass!r}")
         self.size = _finite(size, "size", (3,))
@@ -282,7 +422,7 @@ class Box(_Body):
         wg = np.prod(np.stack(np.meshgrid(w, w, w, indexing="ij"), -1).reshape(-1, 3), axis=1)
         local = g * self.size / 2
         if self.density is not None:
-            rho = _finite(self.density(local), "density")
+            rho = _finite(self.density(local), "density(u)")
             if rho.shape != wg.shape or np.any(rho < 0) or not np.any(rho > 0):
                 raise ShapeError("density(u) must return one non-negative value per point, "
                                  "not all zero")
@@ -296,13 +436,12 @@ class Cylinder(_Body):
     ``centre`` (material frame)."""
 
     def __init__(self, mass, radius, length, axis="z", centre=(0.0, 0.0, 0.0)):
-        self.mass = float(_finite(mass, "mass"))
+        self.mass = _number(mass, "mass")
+        radius, length = _number(radius, "radius"), _number(length, "length")
         if self.mass <= 0 or radius < 0 or length < 0:
             raise ModelError("a cylinder needs a positive mass and non-negative radius and "
                              f"length, got {mass!r}, {radius!r}, {length!r}")
-        if axis not in AXES:
-            raise ModelError(f"axis must be one of {sorted(AXES)}, got {axis!r}")
-        self.radius, self.length, self.k = float(radius), float(length), AXES[axis]
+        self.radius, self.length, self.k = radius, length, _axis(axis)
         self.centre = _finite(centre, "centre", (3,))
 
     def quadrature(self):
@@ -351,8 +490,9 @@ def kinetic_energy(motion, body, t):
     ...                PointCloud([1.0], [[1.0, 0.0, 0.0]]), 0.3).round(12)
     np.float64(2.0)
     """
+    _motion(motion), _body(body), _time(t)
     pts, w = body.quadrature()
-    v = motion.velocity(pts, t)
+    v = motion._velocity(pts, t)
     return 0.5 * np.sum(w * np.sum(v * v, axis=-1))
 
 
@@ -367,8 +507,14 @@ def moments(points, masses, pole):
         ``J`` (3, 3), the inertia tensor about the pole (polar moments ``J^x = I_y + I_z``
         ... on the diagonal, minus the products off it).
     """
-    d = np.asarray(points, dtype=float) - np.asarray(pole, dtype=float)
-    w = np.asarray(masses, dtype=float)
+    points = _finite(points, "points")
+    if points.ndim != 2 or points.shape[1] != 3:
+        raise ShapeError(f"points must have shape (K, 3), got {points.shape}")
+    w = _finite(masses, "masses")
+    if w.shape != points.shape[:1]:
+        raise ShapeError(f"masses must have shape ({points.shape[0]},), one per point, got "
+                         f"{w.shape}")
+    d = points - _finite(pole, "pole", (3,))
     second = np.einsum("k,ki,kj->ij", w, d, d)
     J = np.trace(second) * np.eye(3) - second
     return {"I": np.diag(second).copy(),
@@ -378,7 +524,7 @@ def moments(points, masses, pole):
 
 def mass_properties(body):
     """``(m, C, J_C)``: mass, centre of mass and central inertia tensor (material frame)."""
-    pts, w = body.quadrature()
+    pts, w = _body(body).quadrature()
     m = w.sum()
     C = w @ pts / m
     return m, C, moments(pts, w, C)["J"]
@@ -388,7 +534,8 @@ def mass_properties(body):
 def energy_planar(m, v_P, omega_z, J_Pz, r_PC):
     """Planar motion about a moving pole, Alyushin (15):
     ``1/2 m v_P^2 + 1/2 omega^2 J_P - omega m (v_Px r_PCy - v_Py r_PCx)``."""
-    v_P, r_PC = np.asarray(v_P, dtype=float), np.asarray(r_PC, dtype=float)
+    _finite(m, "m", ()), _finite(omega_z, "omega_z", ()), _finite(J_Pz, "J_Pz", ())
+    v_P, r_PC = _vector(v_P, "v_P", (2, 3)), _vector(r_PC, "r_PC", (2, 3))
     return (0.5 * m * (v_P[0] ** 2 + v_P[1] ** 2) + 0.5 * omega_z ** 2 * J_Pz
             - omega_z * m * (v_P[0] * r_PC[1] - v_P[1] * r_PC[0]))
 
@@ -398,8 +545,8 @@ def energy_about_pole(omega, J_P):
     with the polar moments ``J^x, J^y, J^z`` and the products ``I_xy, I_yz, I_zx``. Correct
     only with the **current** inertia about the pole and observer-frame ``omega`` (E31,
     E33)."""
-    w = np.asarray(omega, dtype=float)
-    J = np.asarray(J_P, dtype=float)
+    w = _finite(omega, "omega", (3,))
+    J = _finite(J_P, "J_P", (3, 3))
     polar = 0.5 * (J[0, 0] * w[0] ** 2 + J[1, 1] * w[1] ** 2 + J[2, 2] * w[2] ** 2)
     products = w[1] * w[2] * (-J[1, 2]) + w[0] * w[2] * (-J[0, 2]) + w[1] * w[0] * (-J[0, 1])
     return polar - products
@@ -407,32 +554,40 @@ def energy_about_pole(omega, J_P):
 
 def energy_two_axes(theta_y_t, theta_z_t, J_Py, J_Pz, I_yz):
     """Two rotation axes (34): ``1/2 th_z'^2 J^z + 1/2 th_y'^2 J^y - th_y' th_z' I_yz``."""
+    for value, what in ((theta_y_t, "theta_y_t"), (theta_z_t, "theta_z_t"), (J_Py, "J_Py"),
+                        (J_Pz, "J_Pz"), (I_yz, "I_yz")):
+        _finite(value, what)
     return 0.5 * theta_z_t ** 2 * J_Pz + 0.5 * theta_y_t ** 2 * J_Py - theta_y_t * theta_z_t * I_yz
 
 
 def energy_one_axis(theta_t, J_P):
     """One rotation axis (35): ``1/2 theta'^2 J_P`` (polar moment about that axis)."""
+    _finite(theta_t, "theta_t"), _finite(J_P, "J_P")
     return 0.5 * theta_t ** 2 * J_P
 
 
 def energy_koenig(m, v_C, omega, J_C):
     """Translation with rotation, Alyushin (40) (König's theorem (1)):
     ``1/2 m v_C^2 + 1/2 omega^T J_C omega`` with the current central inertia."""
-    v = np.asarray(v_C, dtype=float)
+    _finite(m, "m", ())
+    v = _finite(v_C, "v_C", (3,))
     return 0.5 * m * v @ v + energy_about_pole(omega, J_C)
 
 
 def energy_eq39(m, v_P, omega, J_P):
     """The printed (39), ``1/2 m v_P^2 + (30)`` about a moving pole ``P`` — wrong unless
     ``P = C``, ``v_P = 0`` or the cross term vanishes (erratum E32)."""
-    v = np.asarray(v_P, dtype=float)
+    _finite(m, "m", ())
+    v = _finite(v_P, "v_P", (3,))
     return 0.5 * m * v @ v + energy_about_pole(omega, J_P)
 
 
 def cross_term(m, v_P, omega, r_PC):
     """The term (39) misses (E32): ``m v_P . (omega x r_PC)``; the true energy is
     ``energy_eq39 + cross_term``."""
-    return m * np.dot(v_P, np.cross(omega, r_PC))
+    _finite(m, "m", ())
+    v_P, omega = _finite(v_P, "v_P", (3,)), _finite(omega, "omega", (3,))
+    return m * np.dot(v_P, np.cross(omega, _finite(r_PC, "r_PC", (3,))))
 
 
 def product_after_rotation(I_a, I_b, I_ab, dtheta):
@@ -440,12 +595,16 @@ def product_after_rotation(I_a, I_b, I_ab, dtheta):
     ``1/2 sin(2 dtheta) (I_a - I_b) + cos(2 dtheta) I_ab`` (``I_a``, ``I_b`` the initial
     axial second moments ``int alpha^2 dm``, ``int beta^2 dm``; ``I_ab`` the initial
     product)."""
+    for value, what in ((I_a, "I_a"), (I_b, "I_b"), (I_ab, "I_ab"), (dtheta, "dtheta")):
+        _finite(value, what)
     return 0.5 * np.sin(2 * dtheta) * (I_a - I_b) + np.cos(2 * dtheta) * I_ab
 
 
 def product_amplitude(I_a, I_b, I_ab):
     """The amplitude of (33) over a turn (E36): ``sqrt((I_a - I_b)^2 / 4 + I_ab^2)``, not
     the two values the paper's conclusion names."""
+    for value, what in ((I_a, "I_a"), (I_b, "I_b"), (I_ab, "I_ab")):
+        _finite(value, what)
     return np.sqrt(0.25 * (I_a - I_b) ** 2 + I_ab ** 2)
 
 
@@ -478,10 +637,12 @@ def alyushin_motions(H, L1, lead, waist, shoulder, screw):
     >>> l3.position([0.8, 0.0, 1.0], 0.0).round(12).tolist()   # B advanced by one lead
     [0.9, 0.0, 1.0]
     """
-    A = np.array([0.0, 0.0, float(H)])
-    B = np.array([float(L1), 0.0, float(H)])
-    k = float(lead) / (2 * np.pi)
-    screw = _law(screw, "screw")
+    H, L1, lead = _number(H, "H"), _number(L1, "L1"), _number(lead, "lead")
+    A = np.array([0.0, 0.0, H])
+    B = np.array([L1, 0.0, H])
+    k = lead / (2 * np.pi)
+    waist, shoulder, screw = (_law(law, name) for law, name in
+                              ((waist, "waist"), (shoulder, "shoulder"), (screw, "screw")))
     ex = np.array([1.0, 0.0, 0.0])
 
     def advance(t):
@@ -524,9 +685,11 @@ def sympy_plane_rotation(axis, x, theta, pole, pole_now=None):
     """
     import sympy as sp
 
-    if axis not in AXES:
-        raise ModelError(f"axis must be one of {sorted(AXES)}, got {axis!r}")
-    k = AXES[axis]
+    k = _axis(axis)
+    for value, what in ((x, "x"), (pole, "pole"), (pole_now, "pole_now")):
+        if value is not None and (not hasattr(value, "__len__") or len(value) != 3):
+            raise ShapeError(f"{what} must be 3 coordinates (a sympy Matrix (3, 1) or a "
+                             f"sequence of 3 expressions), got {value!r}")
     i, j = [(1, 2), (2, 0), (0, 1)][k]
     c, s_ = sp.cos(theta), sp.sin(theta)
     R = sp.eye(3)

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import ShapeError
+
 __all__ = [
     "cross",
     "skew",
@@ -43,6 +45,31 @@ __all__ = [
 _NEXT, _PREV = np.array([1, 2, 0]), np.array([2, 0, 1])
 
 
+def _bad(fn, name, value, wanted):
+    """The ShapeError of a helper given something that is not ``wanted``."""
+    shape = getattr(value, "shape", None)
+    got = f"shape {shape}" if shape is not None else repr(value)
+    return ShapeError(f"{fn}: {name} must be {wanted}, got {got}")
+
+
+def _floats(value, fn, name, wanted):
+    """``value`` as a float array; a ShapeError naming the argument when it is not numbers."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise _bad(fn, name, value, wanted)
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise _bad(fn, name, value, wanted) from None
+
+
+def _last(arr, size, fn, name, wanted, matrix=False):
+    """Refuse an array whose last axis (two axes with ``matrix``) is not ``size``."""
+    tail = arr.shape[-2:] if matrix else arr.shape[-1:]
+    if tail != ((size, size) if matrix else (size,)):
+        raise _bad(fn, name, arr, wanted)
+    return arr
+
+
 def cross(a, b):
     """``a x b`` over the last axis of arrays of 3-vectors (broadcast like ``np.cross``).
 
@@ -57,7 +84,17 @@ def cross(a, b):
     >>> cross(a, b).tolist(), np.cross(a, b).tolist()
     ([[-3.0, 6.0, -3.0]], [[-3.0, 6.0, -3.0]])
     """
-    a, b = np.asarray(a), np.asarray(b)
+    try:
+        a, b = np.asarray(a), np.asarray(b)
+    except ValueError:  # ragged lists
+        a, b = (_floats(v, "cross", name, "3-vectors, shape (..., 3)")
+                for name, v in (("a", a), ("b", b)))
+    if a.shape[-1:] != (3,) or b.shape[-1:] != (3,) or a.dtype.char in "SUV" \
+            or b.dtype.char in "SUV":
+        for name, v in (("a", a), ("b", b)):
+            if v.dtype.char in "SUV":
+                raise _bad("cross", name, v.tolist(), "3-vectors, shape (..., 3)")
+            _last(v, 3, "cross", name, "3-vectors, shape (..., 3)")
     if a.size + b.size <= 3000:
         return a[..., _NEXT] * b[..., _PREV] - a[..., _PREV] * b[..., _NEXT]
     a, b = np.broadcast_arrays(a, b)
@@ -76,11 +113,21 @@ def mv(M, x):
     >>> mv(np.eye(3)[None] * 2.0, np.ones((1, 3)))
     array([[2., 2., 2.]])
     """
-    return (M @ x[..., None])[..., 0]
+    try:
+        return (M @ x[..., None])[..., 0]
+    except (TypeError, ValueError, IndexError):
+        M = _floats(M, "mv", "M", "matrices, shape (..., m, k)")
+        x = _floats(x, "mv", "x", "vectors, shape (..., k)")
+        if M.ndim < 2 or x.ndim < 1 or M.shape[-1] != x.shape[-1]:
+            raise ShapeError(f"mv: M (..., m, k) and x (..., k) must agree in k, got shapes "
+                             f"{M.shape} and {x.shape}") from None
+        return (M @ x[..., None])[..., 0]
 
 
 def transpose(M):
     """Swap the last two axes (batched transpose)."""
+    if np.ndim(M) < 2:
+        raise _bad("transpose", "M", np.asarray(M), "matrices, shape (..., m, k)")
     return np.swapaxes(M, -1, -2)
 
 
@@ -102,7 +149,8 @@ def skew(a):
            [ 3.,  0., -1.],
            [-2.,  1.,  0.]])
     """
-    a = np.asarray(a, dtype=float)
+    a = _last(_floats(a, "skew", "a", "3-vectors, shape (..., 3)"), 3, "skew", "a",
+              "3-vectors, shape (..., 3)")
     out = np.zeros(a.shape[:-1] + (3, 3))
     out[..., 0, 1] = -a[..., 2]
     out[..., 0, 2] = a[..., 1]
@@ -121,7 +169,8 @@ def vee(m):
     >>> vee(skew([1.0, 2.0, 3.0]))
     array([1., 2., 3.])
     """
-    m = np.asarray(m, dtype=float)
+    m = _last(_floats(m, "vee", "m", "3x3 matrices, shape (..., 3, 3)"), 3, "vee", "m",
+              "3x3 matrices, shape (..., 3, 3)", matrix=True)
     return 0.5 * np.stack(
         [m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]],
         axis=-1,
@@ -151,8 +200,9 @@ def axis_angle(axis, angle):
            [ 0., -1.,  0.],
            [ 0.,  0., -1.]])
     """
-    axis = np.asarray(axis, dtype=float)
-    angle = np.asarray(angle, dtype=float)
+    axis = _last(_floats(axis, "axis_angle", "axis", "a 3-vector, shape (3,) or (..., 3)"), 3,
+                 "axis_angle", "axis", "a 3-vector, shape (3,) or (..., 3)")
+    angle = _floats(angle, "axis_angle", "angle", "a number or an array of numbers")
     K = skew(axis)
     s = np.sin(angle)[..., None, None]
     c = np.cos(angle)[..., None, None]
@@ -168,7 +218,9 @@ def quat_to_matrix(quat):
     >>> bool(np.allclose(quat_to_matrix([c, 0, 0, s]), axis_angle([0, 0, 1], np.pi / 2)))
     True
     """
-    quat = np.asarray(quat, dtype=float)
+    quat = _last(_floats(quat, "quat_to_matrix", "quat", "quaternions (w, x, y, z), shape "
+                         "(..., 4)"), 4, "quat_to_matrix", "quat", "quaternions (w, x, y, z), "
+                 "shape (..., 4)")
     w, x, y, z = np.moveaxis(quat, -1, 0)
     out = np.empty(quat.shape[:-1] + (3, 3))
     out[..., 0, 0] = 1 - 2 * (y * y + z * z)
@@ -194,7 +246,8 @@ def matrix_to_quat(R):
     >>> bool(np.allclose(quat_to_matrix(q), axis_angle([0, 1, 0], 0.3)))
     True
     """
-    R = np.asarray(R, dtype=float)
+    R = _last(_floats(R, "matrix_to_quat", "R", "rotation matrices, shape (..., 3, 3)"), 3,
+              "matrix_to_quat", "R", "rotation matrices, shape (..., 3, 3)", matrix=True)
     batch = R.shape[:-2]
     m = R.reshape(-1, 3, 3)
     d0, d1, d2 = m[:, 0, 0], m[:, 1, 1], m[:, 2, 2]
@@ -227,8 +280,9 @@ def quat_multiply(a, b):
     >>> quat_multiply([0, 1, 0, 0], [0, 0, 1, 0])
     array([0., 0., 0., 1.])
     """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
+    wanted = "quaternions (w, x, y, z), shape (..., 4)"
+    a = _last(_floats(a, "quat_multiply", "a", wanted), 4, "quat_multiply", "a", wanted)
+    b = _last(_floats(b, "quat_multiply", "b", wanted), 4, "quat_multiply", "b", wanted)
     aw, av = a[..., :1], a[..., 1:]
     bw, bv = b[..., :1], b[..., 1:]
     w = aw * bw - np.sum(av * bv, axis=-1, keepdims=True)
@@ -250,7 +304,9 @@ def quat_rate_matrix(quat):
            [0. , 0.5, 0. ],
            [0. , 0. , 0.5]])
     """
-    quat = np.asarray(quat, dtype=float)
+    wanted = "quaternions (w, x, y, z), shape (..., 4)"
+    quat = _last(_floats(quat, "quat_rate_matrix", "quat", wanted), 4, "quat_rate_matrix",
+                 "quat", wanted)
     w, x, y, z = np.moveaxis(quat, -1, 0)
     W = np.stack(
         [
@@ -272,7 +328,7 @@ def is_rotation(R, tol=1e-9):
     >>> is_rotation(np.eye(3)), is_rotation(np.diag([1.0, 1.0, -1.0]))
     (True, False)
     """
-    R = np.asarray(R, dtype=float)
+    R = _floats(R, "is_rotation", "R", "an array of numbers")
     if R.shape[-2:] != (3, 3) or not np.all(np.isfinite(R)):
         return False
     ortho = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max() <= tol

@@ -28,11 +28,13 @@ formulations in the tests.
 
 from __future__ import annotations
 
+import numbers
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ModelError
+from .errors import ModelError, ShapeError
 
 __all__ = ["SymbolicModel", "derive", "mass_matrix", "lambdify", "COMPILE_BASE",
            "COMPILE_PER_LINE"]
@@ -127,6 +129,31 @@ def derive(model, parameters=None, simplify=True):
     """
     import sympy as sp
 
+    params = _checked_parameters(model, parameters)
+    N = model.nv
+    q = list(sp.symbols(f"q1:{N + 1}"))
+    qd = list(sp.symbols(f"dq1:{N + 1}"))
+    r, A, Jw = _poses(model, q, params)
+    H, h, U = _inertia_terms(model, q, qd, params, r, A, Jw)
+    U += _spring_energy(model, q, r, A)
+    if simplify:   # only where it pays: trigsimp's cost explodes on large entries
+        H = H.applyfunc(lambda e: sp.trigsimp(sp.expand(e))
+                        if sp.count_ops(e) <= _SIMPLIFY_OPS else e)
+    qdv = sp.Matrix(qd)
+    T = (qdv.T * H * qdv)[0] / 2
+    Q = sp.Matrix([-sp.diff(U, qk) for qk in q]) + _load_forces(model, q, r, A, Jw)
+    return SymbolicModel(q, qd, H, T, U, h, Q, [r[k] for k in range(1, model.n + 1)])
+
+
+def _checked_parameters(model, parameters):
+    """Refuse what has no symbolic form here; the ``parameters`` dict, its names checked."""
+    from .model import Model
+
+    if not isinstance(model, Model):
+        raise ModelError(f"derive: model must be an mbcourse.Model, got {type(model).__name__}")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise ModelError(f"parameters must be a dict {{'<body>.mass': symbol, ...}}, got "
+                         f"{parameters!r}")
     if model.nq != model.nv:
         raise ModelError("symbolic equations need nq == nv (no spherical or free joints)")
     g = model.graph
@@ -141,10 +168,31 @@ def derive(model, parameters=None, simplify=True):
     unknown = sorted(set(params) - known)
     if unknown:
         raise ModelError(f"unknown parameter names {unknown}; valid: {sorted(known)}")
-    N = model.nv
-    q = list(sp.symbols(f"q1:{N + 1}"))
-    qd = list(sp.symbols(f"dq1:{N + 1}"))
-    n = model.n
+    for key, value in params.items():
+        if key.endswith(".mass"):
+            ok, wanted = _is_scalar(value), "one number or symbol"
+        elif key.endswith(".inertia"):
+            ok, wanted = np.shape(value) in ((3,), (3, 3)), "3 principal moments or a 3x3 tensor"
+        else:
+            ok, wanted = hasattr(value, "__len__") and len(value) == 3, "3 numbers or symbols"
+        if not ok:
+            raise ShapeError(f"parameters[{key!r}] must be {wanted}, got {value!r}")
+    return params
+
+
+def _is_scalar(value):
+    """Whether ``value`` is one number or sympy expression."""
+    import sympy as sp
+
+    return isinstance(value, (numbers.Number, sp.Basic)) and not isinstance(value, sp.MatrixBase) \
+        and not isinstance(value, bool)
+
+
+def _poses(model, q, params):
+    """Centres ``r``, rotations ``A`` and angular-velocity Jacobians ``Jw`` of every body."""
+    import sympy as sp
+
+    N, n = len(q), model.n
     A = [None] * (n + 1)
     r = [None] * (n + 1)
     Jw = [None] * (n + 1)
@@ -169,15 +217,26 @@ def derive(model, parameters=None, simplify=True):
             Jw[i] = Jw[c].copy()
             for k, col in enumerate(cols):
                 Jw[i][:, col] -= A[i] * P[:, k]
+    return r, A, Jw
+
+
+def _rate(x, q, qd):
+    """d/dt of an expression of q alone, along qd."""
+    import sympy as sp
+
+    return x.applyfunc(lambda e: sum(sp.diff(e, qk) * dqk for qk, dqk in zip(q, qd)))
+
+
+def _inertia_terms(model, q, qd, params, r, A, Jw):
+    """``H``, the velocity-product forces ``h`` and the gravity energy ``U``, body by body."""
+    import sympy as sp
+
+    N = len(q)
     H = sp.zeros(N, N)
     h = sp.zeros(N, 1)
     U = sp.Integer(0)
     gvec = _vec(model.gravity)
     qdv = sp.Matrix(qd)
-
-    def rate(x):  # d/dt of an expression of q alone, along qd
-        return x.applyfunc(lambda e: sum(sp.diff(e, qk) * dqk for qk, dqk in zip(q, qd)))
-
     for body in model.bodies[1:]:
         k = body.index
         mass = _exact(params.get(f"{body.name}.mass", body.mass))
@@ -190,15 +249,10 @@ def derive(model, parameters=None, simplify=True):
         # the velocity-product forces body by body (Kane's form of dH/dt qd - dT/dq):
         # h += m Jv^T (dJv/dt qd) + Jw^T (I (dJw/dt qd) + w x I w)
         v, w = Jv * qdv, Jw[k] * qdv
-        h += mass * Jv.T * rate(v) + Jw[k].T * (I_k * rate(w) + w.cross(I_k * w))
+        h += mass * Jv.T * _rate(v, q, qd) + Jw[k].T * (I_k * _rate(w, q, qd)
+                                                         + w.cross(I_k * w))
         U += -mass * (gvec.T * r[k])[0]
-    U += _spring_energy(model, q, r, A)
-    if simplify:   # only where it pays: trigsimp's cost explodes on large entries
-        H = H.applyfunc(lambda e: sp.trigsimp(sp.expand(e))
-                        if sp.count_ops(e) <= _SIMPLIFY_OPS else e)
-    T = (qdv.T * H * qdv)[0] / 2
-    Q = sp.Matrix([-sp.diff(U, qk) for qk in q]) + _load_forces(model, q, r, A, Jw)
-    return SymbolicModel(q, qd, H, T, U, h, Q, [r[k] for k in range(1, n + 1)])
+    return H, h, U
 
 
 def _refuse_nonconservative(model):
@@ -315,115 +369,162 @@ def lambdify(sym, cse=True, compiled=None):
     ...                  fns.forward_dynamics([0.3, 0.2], [1.0, -0.5]), rtol=1e-13))
     True
     """
-    import time
-
     import sympy as sp
 
+    if not isinstance(sym, SymbolicModel):
+        raise ModelError(f"lambdify needs the SymbolicModel that derive(model) returns, got "
+                         f"{type(sym).__name__}" + (" (call derive(model) first)"
+                                                    if hasattr(sym, "bodies") else ""))
     N = len(sym.q)
     H_flat = [sym.H[i, j] for i in range(N) for j in range(i, N)]   # upper triangle
     b_flat = list(sym.Q - sym.h)
     args = list(sym.q) + list(sym.qd)
     scalar = sp.lambdify(args, H_flat + b_flat, "math", cse=cse)
     vector = sp.lambdify(args, H_flat + b_flat, "numpy", cse=cse)
-    upper = np.triu_indices(N)
-    nH = len(H_flat)
+    fns = _Functions(N, scalar, vector, H_flat + b_flat, args, cse, compiled)
+    if compiled:
+        fns._compile_now()
+    return fns
 
-    def evaluate(q, qd):
-        q = np.asarray(q, dtype=float)
-        qd = np.asarray(qd, dtype=float)
-        if q.shape[-1:] != (N,) or qd.shape[-1:] != (N,):
-            raise ModelError(f"q and qd must have shape ({N},) or (..., {N}), got {q.shape} "
-                             f"and {qd.shape}")
-        batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1])
-        if batch == ():
-            values = np.array(scalar(*q.tolist(), *qd.tolist()), dtype=float)
-            H = np.empty((N, N))
-            H[upper] = values[:nH]
-            H.T[upper] = values[:nH]
-            return H, values[nH:]
-        q = np.broadcast_to(q, batch + (N,))
-        qd = np.broadcast_to(qd, batch + (N,))
-        values = vector(*np.moveaxis(q, -1, 0), *np.moveaxis(qd, -1, 0))
-        values = np.stack([np.broadcast_to(np.asarray(v, dtype=float), batch) for v in values],
-                          axis=-1)
-        H = np.empty(batch + (N, N))
-        H[..., upper[0], upper[1]] = values[..., :nH]
-        H[..., upper[1], upper[0]] = values[..., :nH]
-        return H, values[..., nH:]
+
+def _source_lines(function):
+    """Lines of a generated function's source (1000 when the source was not kept)."""
+    import inspect
 
     try:
-        import inspect
-
-        lines = len(inspect.getsource(scalar).splitlines())
+        return len(inspect.getsource(function).splitlines())
     except (OSError, TypeError):  # pragma: no cover - source not kept
-        lines = 1000
-    state = {"spent": 0.0, "kernel": None, "seconds": None, "error": None,
-             "expected": COMPILE_BASE + COMPILE_PER_LINE * lines}
+        return 1000
 
-    def compile_now():
-        import time
 
+class _Functions:
+    """The NumPy functions :func:`lambdify` returns: ``mass_matrix(q)`` and
+    ``forward_dynamics(q, qd, tau=None)``, with their compile-when-it-pays state."""
+
+    def __init__(self, N, scalar, vector, exprs, args, cse, compiled):
+        """``N`` coordinates; the ``math`` and NumPy functions of ``exprs`` (H's upper triangle
+        and Q - h) of ``args`` (q, qd); ``compiled`` as in :func:`lambdify`."""
+        self._N, self._scalar, self._vector = N, scalar, vector
+        self._exprs, self._args, self._cse, self._auto = exprs, args, cse, compiled is None
+        self._upper = np.triu_indices(N)
+        self._nH = N * (N + 1) // 2
+        self._spent, self._kernel, self._seconds, self._error = 0.0, None, None, None
+        self._expected = COMPILE_BASE + COMPILE_PER_LINE * _source_lines(scalar)
+
+    def _evaluate(self, q, qd):
+        """``H`` and ``Q - h`` at one configuration (``math`` code) or a batch (NumPy code)."""
+        N = self._N
+        q, qd = self._array(q, "q"), self._array(qd, "qd")
+        try:
+            batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1])
+        except ValueError:
+            raise ShapeError(f"the batches of q and qd do not broadcast: q has shape {q.shape}, "
+                             f"qd has shape {qd.shape}") from None
+        if batch == ():
+            values = np.array(self._scalar(*q.tolist(), *qd.tolist()), dtype=float)
+            return self._unpack(values, batch)
+        q = np.broadcast_to(q, batch + (N,))
+        qd = np.broadcast_to(qd, batch + (N,))
+        values = self._vector(*np.moveaxis(q, -1, 0), *np.moveaxis(qd, -1, 0))
+        values = np.stack([np.broadcast_to(np.asarray(v, dtype=float), batch) for v in values],
+                          axis=-1)
+        return self._unpack(values, batch)
+
+    def _array(self, value, name):
+        """``value`` as a float array of shape (N,) or (..., N), finite."""
+        N = self._N
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            arr = None
+        if value is None or arr is None or arr.shape[-1:] != (N,):
+            raise ShapeError(f"{name} must have shape ({N},) or (..., {N}) (numbers), got "
+                             f"{value!r}")
+        if not np.isfinite(arr).all():
+            raise ShapeError(f"{name} must be finite, got {value!r}")
+        return arr
+
+    def _unpack(self, values, batch):
+        """The symmetric ``H`` from its upper triangle, and ``Q - h``."""
+        nH, (i, j) = self._nH, self._upper
+        H = np.empty(batch + (self._N, self._N))
+        H[..., i, j] = values[..., :nH]
+        H[..., j, i] = values[..., :nH]
+        return H, values[..., nH:]
+
+    def _compile_now(self):
+        """Compile the numba kernel (remember the seconds it took, or numba's refusal)."""
         start = time.perf_counter()
         try:
-            state["kernel"] = _compile(H_flat + b_flat, args, N, cse)
+            self._kernel = _compile(self._exprs, self._args, self._N, self._cse)
         except Exception as exc:  # pragma: no cover - numba refuses an expression
-            state["error"] = f"{type(exc).__name__}: {exc}"
-            state["kernel"] = False
-        state["seconds"] = time.perf_counter() - start
+            self._error = f"{type(exc).__name__}: {exc}"
+            self._kernel = False
+        self._seconds = time.perf_counter() - start
 
-    if compiled:
-        compile_now()
-
-    def slow(q, qd, tau):
-        H, b = evaluate(q, qd)
+    def _slow(self, q, qd, tau):
+        """``qdd`` by the NumPy route: solve ``H qdd = Q - h + tau``."""
+        H, b = self._evaluate(q, qd)
         if tau is not None:
-            b = b + np.asarray(tau, dtype=float)
+            tau = self._array(tau, "tau")
+            try:
+                b = b + tau
+            except ValueError:
+                raise ShapeError(f"tau of shape {tau.shape} does not match the batch of q and "
+                                 f"qd {b.shape}") from None
         return np.linalg.solve(H, b[..., None])[..., 0]
 
-    class Functions:
-        @staticmethod
-        def mass_matrix(q):
+    def _fast(self, q, qd, tau):
+        """``qdd`` by the compiled kernel for one configuration; None where it does not apply."""
+        N = self._N
+        try:
             q = np.asarray(q, dtype=float)
-            return evaluate(q, np.zeros(q.shape))[0]
+            qd = np.asarray(qd, dtype=float)
+        except (TypeError, ValueError):
+            return None  # the checked route names the fault
+        if q.shape == (N,) and qd.shape == (N,) and (tau is None or np.shape(tau) == (N,)):
+            out = np.zeros(N) if tau is None else np.array(tau, dtype=float)
+            if self._kernel(np.concatenate((q, qd)), out) and np.isfinite(out).all():
+                return out
+        return None
 
-        @staticmethod
-        def forward_dynamics(q, qd, tau=None):
-            if state["kernel"] is None and compiled is None:
-                if state["spent"] >= state["expected"]:
-                    compile_now()
-                else:
-                    start = time.perf_counter()
-                    result = slow(q, qd, tau)
-                    if np.ndim(result) == 1:
-                        state["spent"] += time.perf_counter() - start
-                    return result
-            kernel = state["kernel"]
-            if kernel:
-                q = np.asarray(q, dtype=float)
-                qd = np.asarray(qd, dtype=float)
-                if q.shape == (N,) and qd.shape == (N,) and (
-                        tau is None or np.shape(tau) == (N,)):
-                    out = np.zeros(N) if tau is None else np.array(tau, dtype=float)
-                    if kernel(np.concatenate((q, qd)), out) and np.isfinite(out).all():
-                        return out
-            return slow(q, qd, tau)
+    def mass_matrix(self, q):
+        """``H(q)``, shape (N, N) or (..., N, N)."""
+        q = self._array(q, "q")
+        return self._evaluate(q, np.zeros(q.shape))[0]
 
-        @property
-        def compile_seconds(self):
-            """Seconds the numba compilation took (None: not compiled)."""
-            return state["seconds"]
+    def forward_dynamics(self, q, qd, tau=None):
+        """``qdd`` from ``H qdd = Q - h + tau``; compiles itself once single calls have taken
+        as long as compiling is expected to (``compiled=None``)."""
+        if self._kernel is None and self._auto:
+            if self._spent >= self._expected:
+                self._compile_now()
+            else:
+                start = time.perf_counter()
+                result = self._slow(q, qd, tau)
+                if np.ndim(result) == 1:
+                    self._spent += time.perf_counter() - start
+                return result
+        if self._kernel:
+            out = self._fast(q, qd, tau)
+            if out is not None:
+                return out
+        return self._slow(q, qd, tau)
 
-        @property
-        def expected_compile_seconds(self):
-            """The compile time the functions expect (their rule for compiling by themselves)."""
-            return state["expected"]
+    @property
+    def compile_seconds(self):
+        """Seconds the numba compilation took (None: not compiled)."""
+        return self._seconds
 
-        @property
-        def compiled(self):
-            """Whether single calls run the compiled code."""
-            return bool(state["kernel"])
+    @property
+    def expected_compile_seconds(self):
+        """The compile time the functions expect (their rule for compiling by themselves)."""
+        return self._expected
 
-    return Functions()
+    @property
+    def compiled(self):
+        """Whether single calls run the compiled code."""
+        return bool(self._kernel)
 
 
 #: Expected numba compile time of :func:`lambdify`'s code, seconds: base + per generated

@@ -82,7 +82,7 @@ _KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prisma
 
 def robot_path(name):
     """Path of a shipped robot's URDF file (``"panda"`` or ``"so100"``)."""
-    if name not in ROBOTS:
+    if not isinstance(name, str) or name not in ROBOTS:
         raise ModelError(f"unknown robot {name!r}; shipped robots: {sorted(ROBOTS)} "
                          "(load any other file with mb.urdf.load(path))")
     return _ROBOT_DIR / ROBOTS[name]
@@ -261,6 +261,7 @@ class _Joint:
 
 
 def _parse(source):
+    """The root element of a URDF file or text, and where it came from."""
     text_given = isinstance(source, str) and source.lstrip().startswith("<")
     if text_given:
         origin = "<string>"
@@ -269,20 +270,44 @@ def _parse(source):
         except ET.ParseError as exc:
             raise ModelError(f"URDF text is not well-formed XML: {exc}") from None
     else:
-        if not isinstance(source, (str, os.PathLike)):
-            raise ModelError(f"mb.urdf.load needs a file path or URDF text, got "
-                             f"{type(source).__name__}")
-        path = pathlib.Path(source)
+        path = _urdf_path(source)
         origin = str(path)
-        if not path.is_file():
-            raise ModelError(f"URDF file {origin!r} does not exist (shipped robots: "
-                             f"mb.urdf.robot(name) with name in {sorted(ROBOTS)})")
         try:
             root = ET.parse(path).getroot()
         except ET.ParseError as exc:
-            raise ModelError(f"URDF file {origin!r} is not well-formed XML: {exc}") from None
+            raise ModelError(f"URDF file {origin!r} is not well-formed XML ({exc}); a URDF "
+                             "file is XML text with a <robot> root element") from None
+        except OSError as exc:
+            raise ModelError(f"URDF file {origin!r} cannot be read: {exc.strerror or exc}") \
+                from None
     if root.tag != "robot":
-        raise ModelError(f"{origin}: the root element is <{root.tag}>, a URDF needs <robot>")
+        raise ModelError(f"{origin}: the root element is <{root.tag}>, a URDF needs <robot> "
+                         "(is this a URDF file?)")
+    return _robot(root, origin)
+
+
+def _urdf_path(source):
+    """The path of a URDF file, checked: a non-empty path of an existing file."""
+    if not isinstance(source, (str, os.PathLike)):
+        raise ModelError(f"mb.urdf.load needs a file path or URDF text, got "
+                         f"{type(source).__name__}")
+    if isinstance(source, str) and not source.strip():
+        raise ModelError(f"mb.urdf.load: the path is empty ({source!r}); give the path of a "
+                         f"URDF file, URDF text (starting with '<'), or use mb.urdf.robot(name) "
+                         f"for a shipped robot ({sorted(ROBOTS)})")
+    path = pathlib.Path(source)
+    if path.is_dir():
+        found = sorted(p.name for p in path.glob("*.urdf"))[:10]
+        raise ModelError(f"URDF path {str(path)!r} is a directory, not a file; give the path "
+                         f"of a .urdf file" + (f" (this directory has {found})" if found else ""))
+    if not path.is_file():
+        raise ModelError(f"URDF file {str(path)!r} does not exist (shipped robots: "
+                         f"mb.urdf.robot(name) with name in {sorted(ROBOTS)})")
+    return path
+
+
+def _robot(root, origin):
+    """The robot's name, origin, links and joints from a parsed <robot> element."""
     links = {}
     for element in root.findall("link"):
         name = element.get("name")
@@ -368,8 +393,9 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
     Raises
     ------
     ModelError
-        Naming the file, link or joint: malformed XML, unknown links, two roots or a cycle,
-        planar joints, a moving link without mass.
+        Naming the file, link or joint: an empty path, a directory or a missing file,
+        malformed XML, a root element other than ``<robot>``, unknown links, two roots or a
+        cycle, planar joints, a moving link without mass; ``floating_base`` not a bool.
 
     Examples
     --------
@@ -387,10 +413,35 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
     >>> mb.vereshchagin.forward_dynamics(m, [0.3], [0.0]).round(6)   # -m g l sin q / (I + m l^2)
     array([-4.141505])
     """
+    if not isinstance(floating_base, (bool, np.bool_)):
+        raise ModelError(f"floating_base must be True or False, got {floating_base!r}")
     name, origin, links, joints = _parse(source)
     root, order, parent_joint = _tree(links, joints, origin)
+    owner = _owners(order, root, parent_joint)
+    ground = "world" if floating_base else root
+    model = Model(gravity=gravity, base=ground)
+    centre = _add_bodies(model, _composites(order, owner, links), order, owner, parent_joint,
+                         root, floating_base, origin)
+    if floating_base:
+        model.add_joint("root_joint", "free", ground, root, child_point=-centre[root])
+    mimics = _add_joints(model, order, owner, parent_joint, centre)
+    if mimics:
+        described = ", ".join(f"{k!r} (mimics {v['joint']!r})" for k, v in mimics.items())
+        warnings.warn(f"{origin}: mimic joints {described} are loaded as independent "
+                      "joints (the Model has no coupled coordinates)", stacklevel=2)
+    frames, shapes = _placements(order, owner, links, centre)
+    model.parameters["urdf"] = {
+        "name": name, "source": origin, "root": root, "floating_base": bool(floating_base),
+        "links": frames, "shapes": shapes, "mimic": mimics,
+        "limits": {j.name: j.limit for j in joints if j.limit},
+        "dynamics": {j.name: j.dynamics for j in joints if j.dynamics},
+    }
+    return model
 
-    # owner[link] = (body link, xyz, R): the moving link whose body carries it
+
+def _owners(order, root, parent_joint):
+    """``owner[link] = (body link, xyz, R)``: the moving link whose body carries ``link``
+    (fixed joints merge a link into its parent's body) and the link's place in it."""
     owner = {}
     for link in order:
         j = parent_joint.get(link)
@@ -401,16 +452,22 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
             owner[link] = (body, p + R @ j.xyz, R @ j.R)
         else:
             owner[link] = (link, np.zeros(3), np.eye(3))
+    return owner
+
+
+def _composites(order, owner, links):
+    """Mass, centre and central inertia of each body, from the links it carries."""
     parts = {}
     for link in order:
         body, p, R = owner[link]
         L = links[link]
         parts.setdefault(body, []).append((L.mass, p + R @ L.com, R @ L.inertia @ R.T))
-    composite = {body: _composite(items) for body, items in parts.items()}
+    return {body: _composite(items) for body, items in parts.items()}
 
-    ground = "world" if floating_base else root
-    model = Model(gravity=gravity, base=ground)
-    centre = {}  # body link -> centre of mass in link axes (zero for the ground)
+
+def _add_bodies(model, composite, order, owner, parent_joint, root, floating_base, origin):
+    """Add the moving bodies; their centres of mass in link axes (zero for the ground)."""
+    centre = {}
     bodies = [root] if floating_base else []
     bodies += [link for link in order if link != root and owner[link][0] == link]
     for body in bodies:
@@ -426,10 +483,12 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
         centre[body] = c
     if not floating_base:
         centre[root] = np.zeros(3)
+    return centre
 
+
+def _add_joints(model, order, owner, parent_joint, centre):
+    """Add the non-fixed joints in depth-first order; the mimic joints met."""
     mimics = {}
-    if floating_base:
-        model.add_joint("root_joint", "free", ground, root, child_point=-centre[root])
     for link in order:
         j = parent_joint.get(link)
         if j is None or j.type == "fixed":
@@ -444,11 +503,11 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
                         child_point=-centre[link], **kwargs)
         if j.mimic is not None:
             mimics[j.name] = j.mimic
-    if mimics:
-        described = ", ".join(f"{k!r} (mimics {v['joint']!r})" for k, v in mimics.items())
-        warnings.warn(f"{origin}: mimic joints {described} are loaded as independent "
-                      "joints (the Model has no coupled coordinates)", stacklevel=2)
+    return mimics
 
+
+def _placements(order, owner, links, centre):
+    """Each link's frame ``(body, point, axes)`` in its body and the bodies' visual shapes."""
     frames = {}
     for link in order:
         body, p, R = owner[link]
@@ -460,13 +519,7 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
             placed = dict(shape, link=link, position=R @ shape["position"] + p - centre[body],
                           rotation=R @ shape["rotation"])
             shapes.setdefault(body, []).append(placed)
-    model.parameters["urdf"] = {
-        "name": name, "source": origin, "root": root, "floating_base": bool(floating_base),
-        "links": frames, "shapes": shapes, "mimic": mimics,
-        "limits": {j.name: j.limit for j in joints if j.limit},
-        "dynamics": {j.name: j.dynamics for j in joints if j.dynamics},
-    }
-    return model
+    return frames, shapes
 
 
 def link_pose(model, q, link, t=0.0):
@@ -492,7 +545,7 @@ def link_pose(model, q, link, t=0.0):
     if info is None:
         raise ModelError("link_pose needs a Model loaded by mb.urdf.load (it has no URDF "
                          "links); use mb.kinematics.frame_pose(model, q, body, point)")
-    if link not in info["links"]:
+    if not isinstance(link, str) or link not in info["links"]:
         raise ModelError(f"unknown link {link!r}; links: {list(info['links'])}")
     body, point, axes = info["links"][link]
     r, R = frame_pose(model, q, body, point, t=t)

@@ -112,7 +112,23 @@ def offline_jshtml(html: str) -> str:
     >>> "://" in new, "fa-play" in new, new.count("<svg")
     (False, False, 1)
     """
+    if not isinstance(html, str):
+        from .errors import ShapeError
+
+        raise ShapeError(f"offline_jshtml needs the HTML text of Animation.to_jshtml() (a str), "
+                         f"got {type(html).__name__}")
     return _FA_ICON.sub(_icon, _FA_LINK.sub("", html))
+
+
+def _require_animation(anim, fn):
+    """Refuse anything but a matplotlib Animation."""
+    from matplotlib.animation import Animation as _Animation
+
+    if not isinstance(anim, _Animation):
+        from .errors import ShapeError
+
+        raise ShapeError(f"{fn} needs a matplotlib Animation (e.g. FuncAnimation), got "
+                         f"{type(anim).__name__}")
 
 
 def jshtml(anim: Animation, **kwargs: Any) -> str:
@@ -158,6 +174,7 @@ def jshtml(anim: Animation, **kwargs: Any) -> str:
     >>> html.count("<svg"), 'title="Play"' in html, "anim-slider" in html
     (9, True, True)
     """
+    _require_animation(anim, "jshtml")
     return offline_jshtml(anim.to_jshtml(**kwargs))
 
 
@@ -202,6 +219,7 @@ def show_animation(anim: Animation, *, close: bool = True, **kwargs: Any) -> HTM
 
     from IPython.display import HTML
 
+    _require_animation(anim, "show_animation")
     fig = anim._fig
     html = jshtml(anim, **kwargs)
     # The still for the PDF: the first frame, drawn again after the player is made.
@@ -252,92 +270,127 @@ def _place_labels(ax, items, *, rounds=3):
     for _ in range(rounds if len(items) <= 40 else 1):    # a crowd gets one round
         for artist in placed_artists:
             artist.remove()
-        placed_artists = []
         ax.autoscale_view()
         ax.apply_aspect()
         renderer = fig.canvas.get_renderer()
-        to_px = ax.transData.transform
         px_per_pt = fig.dpi / 72.0
         axes_box = ax.get_window_extent(renderer)
-        # obstacles: every drawn line's vertices as segments, and the markers
-        segments, markers = [], []
-        for line in ax.lines:
-            xy = np.column_stack(line.get_data()).astype(float)
-            if len(xy) == 0 or not np.isfinite(xy).all():
-                continue
-            d = to_px(xy)
-            if line.get_marker() not in (None, "None", "", " "):
-                rad = 0.5 * line.get_markersize() * px_per_pt + 1.0
-                markers += [(p, rad) for p in d]
-            if line.get_linestyle() not in ("None", "", " ") and len(d) > 1:
-                segments += [(d[i], d[i + 1]) for i in range(len(d) - 1)]
-        m_c = np.array([c for c, _ in markers]).reshape(-1, 2)
-        m_r = np.array([rad for _, rad in markers])
-        seg_a = np.array([a for a, _ in segments]).reshape(-1, 2)
-        seg_b = np.array([b for _, b in segments]).reshape(-1, 2)
-        boxes = []
+        obstacles = _obstacles(ax, px_per_pt)
+        placed_artists, boxes = [], []
         for point, label, style, neighbours in items:
-            key = (label, style.get("fontsize"))
-            if key not in sizes:
-                probe = ax.annotate(label, point, xytext=(0, 0), textcoords="offset points",
-                                    ha="left", va="bottom", **style)
-                ext = probe.get_window_extent(renderer)
-                probe.remove()
-                sizes[key] = (ext.width, ext.height)
-            w, hgt = sizes[key]
-            p = to_px(point)
-            away = np.zeros(2)
-            for n in neighbours:
-                u = to_px(n) - p
-                norm = np.linalg.norm(u)
-                if norm > 1.0:
-                    away -= u / norm
-            if np.linalg.norm(away) < 0.3:        # between its neighbours: go sideways
-                u = to_px(neighbours[0]) - p if neighbours else np.zeros(2)
-                away = np.array([-u[1], u[0]]) if np.linalg.norm(u) > 1.0 else np.array([1.0, 1.0])
-                if away[1] < 0:
-                    away = -away
-            away = away / np.linalg.norm(away)
+            w, hgt = _label_size(ax, sizes, renderer, point, label, style)
+            p = ax.transData.transform(point)
+            away = _away_direction(ax, p, neighbours)
             boxes_c, rings, dirs = _candidates(p, w, hgt, px_per_pt)
-            reach = _RINGS[-1] * px_per_pt + w + hgt        # only what is near can collide
-            near_m = np.flatnonzero((np.abs(m_c - p).max(1) < reach + m_r)) if len(m_r) else []
-            near_s = [segments[i] for i in np.flatnonzero(
-                (np.minimum(seg_a, seg_b) <= p + reach).all(1)
-                & (np.maximum(seg_a, seg_b) >= p - reach).all(1))] if segments else []
             cost = 3.0 * (1.0 - dirs @ away) + 6.0 * rings
-            if boxes:
-                cost += 1000.0 * _overlaps(boxes_c, np.array(boxes)).sum(1) / (w * hgt)
-            if len(near_m):
-                centres, radii = m_c[near_m], m_r[near_m]
-                near = np.clip(centres[None], boxes_c[:, None, :2], boxes_c[:, None, 2:])
-                cost += 60.0 * (np.linalg.norm(near - centres[None], axis=2) < radii).sum(1)
-            if near_s:
-                cost += 25.0 * _segment_hits_box(boxes_c, near_s).sum(1)
-            cost += 0.3 * (np.maximum(0.0, axes_box.x0 - boxes_c[:, 0])
-                           + np.maximum(0.0, boxes_c[:, 2] - axes_box.x1)
-                           + np.maximum(0.0, axes_box.y0 - boxes_c[:, 1])
-                           + np.maximum(0.0, boxes_c[:, 3] - axes_box.y1))
+            _add_collision_costs(cost, boxes_c, boxes, obstacles, p, w, hgt, px_per_pt,
+                                 axes_box)
             k = int(np.argmin(cost))
             ring, box = int(rings[k]), tuple(boxes_c[k])
             boxes.append(box)
-            x0, y0 = box[0] - p[0], box[1] - p[1]
-            leader = dict(arrowstyle="-", lw=0.6, color="0.45", shrinkA=0, shrinkB=3) \
-                if ring > 0 else None
-            placed_artists.append(ax.annotate(
-                label, point, xytext=(x0 / px_per_pt, y0 / px_per_pt), textcoords="offset points",
-                ha="left", va="bottom", arrowprops=leader, annotation_clip=False, zorder=7,
-                **style))
-        # grow the limits until every label is inside, with a margin of a few points
-        margin = 4.0 * px_per_pt
-        inverse = ax.transData.inverted()
-        corners = np.array([[b[0] - margin, b[1] - margin] for b in boxes]
-                           + [[b[2] + margin, b[3] + margin] for b in boxes])
-        inside = ((corners[:, 0] >= axes_box.x0).all() and (corners[:, 0] <= axes_box.x1).all()
-                  and (corners[:, 1] >= axes_box.y0).all() and (corners[:, 1] <= axes_box.y1).all())
-        if inside:
+            placed_artists.append(_annotate_at(ax, point, label, style, box, p, ring, px_per_pt))
+        if _grow_limits(ax, boxes, axes_box, px_per_pt):
             break
-        ax.update_datalim(inverse.transform(corners))
     return placed_artists
+
+
+def _obstacles(ax, px_per_pt):
+    """What a label should not cover, in display pixels: the drawn lines' markers (centres
+    and radii) and segments (as a list and as the arrays of their ends)."""
+    to_px = ax.transData.transform
+    segments, markers = [], []
+    for line in ax.lines:
+        xy = np.column_stack(line.get_data()).astype(float)
+        if len(xy) == 0 or not np.isfinite(xy).all():
+            continue
+        d = to_px(xy)
+        if line.get_marker() not in (None, "None", "", " "):
+            rad = 0.5 * line.get_markersize() * px_per_pt + 1.0
+            markers += [(p, rad) for p in d]
+        if line.get_linestyle() not in ("None", "", " ") and len(d) > 1:
+            segments += [(d[i], d[i + 1]) for i in range(len(d) - 1)]
+    m_c = np.array([c for c, _ in markers]).reshape(-1, 2)
+    m_r = np.array([rad for _, rad in markers])
+    seg_a = np.array([a for a, _ in segments]).reshape(-1, 2)
+    seg_b = np.array([b for _, b in segments]).reshape(-1, 2)
+    return dict(m_c=m_c, m_r=m_r, segments=segments, seg_a=seg_a, seg_b=seg_b)
+
+
+def _label_size(ax, sizes, renderer, point, label, style):
+    """Width and height of a label in pixels (measured once per text and font size)."""
+    key = (label, style.get("fontsize"))
+    if key not in sizes:
+        probe = ax.annotate(label, point, xytext=(0, 0), textcoords="offset points",
+                            ha="left", va="bottom", **style)
+        ext = probe.get_window_extent(renderer)
+        probe.remove()
+        sizes[key] = (ext.width, ext.height)
+    return sizes[key]
+
+
+def _away_direction(ax, p, neighbours):
+    """The unit direction pointing away from the points a label's point is joined to
+    (sideways, upwards, when it lies between them)."""
+    to_px = ax.transData.transform
+    away = np.zeros(2)
+    for n in neighbours:
+        u = to_px(n) - p
+        norm = np.linalg.norm(u)
+        if norm > 1.0:
+            away -= u / norm
+    if np.linalg.norm(away) < 0.3:        # between its neighbours: go sideways
+        u = to_px(neighbours[0]) - p if neighbours else np.zeros(2)
+        away = np.array([-u[1], u[0]]) if np.linalg.norm(u) > 1.0 else np.array([1.0, 1.0])
+        if away[1] < 0:
+            away = -away
+    return away / np.linalg.norm(away)
+
+
+def _add_collision_costs(cost, boxes_c, boxes, obstacles, p, w, hgt, px_per_pt, axes_box):
+    """Add to ``cost`` (in place) what each candidate box costs: overlapping the labels
+    already placed, covering markers and lines, leaving the axes."""
+    m_c, m_r, segments = obstacles["m_c"], obstacles["m_r"], obstacles["segments"]
+    seg_a, seg_b = obstacles["seg_a"], obstacles["seg_b"]
+    reach = _RINGS[-1] * px_per_pt + w + hgt        # only what is near can collide
+    near_m = np.flatnonzero((np.abs(m_c - p).max(1) < reach + m_r)) if len(m_r) else []
+    near_s = [segments[i] for i in np.flatnonzero(
+        (np.minimum(seg_a, seg_b) <= p + reach).all(1)
+        & (np.maximum(seg_a, seg_b) >= p - reach).all(1))] if segments else []
+    if boxes:
+        cost += 1000.0 * _overlaps(boxes_c, np.array(boxes)).sum(1) / (w * hgt)
+    if len(near_m):
+        centres, radii = m_c[near_m], m_r[near_m]
+        near = np.clip(centres[None], boxes_c[:, None, :2], boxes_c[:, None, 2:])
+        cost += 60.0 * (np.linalg.norm(near - centres[None], axis=2) < radii).sum(1)
+    if near_s:
+        cost += 25.0 * _segment_hits_box(boxes_c, near_s).sum(1)
+    cost += 0.3 * (np.maximum(0.0, axes_box.x0 - boxes_c[:, 0])
+                   + np.maximum(0.0, boxes_c[:, 2] - axes_box.x1)
+                   + np.maximum(0.0, axes_box.y0 - boxes_c[:, 1])
+                   + np.maximum(0.0, boxes_c[:, 3] - axes_box.y1))
+
+
+def _annotate_at(ax, point, label, style, box, p, ring, px_per_pt):
+    """Write the label in its box; a thin leader line when it left the first ring."""
+    x0, y0 = box[0] - p[0], box[1] - p[1]
+    leader = dict(arrowstyle="-", lw=0.6, color="0.45", shrinkA=0, shrinkB=3) \
+        if ring > 0 else None
+    return ax.annotate(
+        label, point, xytext=(x0 / px_per_pt, y0 / px_per_pt), textcoords="offset points",
+        ha="left", va="bottom", arrowprops=leader, annotation_clip=False, zorder=7, **style)
+
+
+def _grow_limits(ax, boxes, axes_box, px_per_pt):
+    """Whether every label lies inside the axes (with a margin of a few points); if not,
+    grow the data limits to take them in."""
+    margin = 4.0 * px_per_pt
+    corners = np.array([[b[0] - margin, b[1] - margin] for b in boxes]
+                       + [[b[2] + margin, b[3] + margin] for b in boxes])
+    inside = ((corners[:, 0] >= axes_box.x0).all() and (corners[:, 0] <= axes_box.x1).all()
+              and (corners[:, 1] >= axes_box.y0).all() and (corners[:, 1] <= axes_box.y1).all())
+    if not inside:
+        ax.update_datalim(ax.transData.inverted().transform(corners))
+    return inside
 
 
 _RINGS = (7.0, 13.0, 22.0, 34.0, 50.0)        # radii of the candidate positions [points]
@@ -448,106 +501,172 @@ def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True
     from .errors import ModelError
 
     three_d = ax is not None and getattr(ax, "name", "") == "3d"
-    if not three_d and plane not in _PLANES:
+    if not three_d and (not isinstance(plane, str) or plane not in _PLANES):
         raise ModelError(f"plane must be one of {sorted(_PLANES)}, got {plane!r}")
-    from .errors import ShapeError
-
-    if poses is not None:
-        r, A = (np.asarray(x, dtype=float) for x in poses)
-        if r.shape != (model.n + 1, 3) or A.shape != (model.n + 1, 3, 3):
-            raise ShapeError(f"poses must be (r, A) of shapes ({model.n + 1}, 3) and "
-                             f"({model.n + 1}, 3, 3), got {r.shape} and {A.shape}")
-        if not (np.isfinite(r).all() and np.isfinite(A).all()):
-            raise ShapeError("poses contain NaN or infinity: every entry must be finite")
-        q = None
-    else:
-        q = model.neutral_q() if q is None else q
-        q = model.check_q(q)
-        if q.ndim != 1:
-            raise ShapeError(f"draw takes one configuration q of shape ({model.nq},), "
-                             f"got shape {q.shape}")
-        r, A = model.body_poses(q, t=t)
+    _check_style(model, ax, t, color, alpha, lw)
+    r, A, q = _drawn_poses(model, q, poses, t)
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 4))
-    h, v = _PLANES.get(plane, (0, 1))
-
-    def xy(p):
-        return (p[0], p[1], p[2]) if three_d else (p[h], p[v])
-
-    def seg(a, b, **kw):
-        if three_d:
-            ax.plot([a[0], b[0]], [a[1], b[1]], [a[2], b[2]], **kw)
-        else:
-            ax.plot([a[h], b[h]], [a[v], b[v]], **kw)
-
-    def text(p, s, **kw):
-        if three_d:
-            ax.text(p[0], p[1], p[2], s, **kw)
-        else:
-            ax.annotate(s, (p[h], p[v]), textcoords="offset points", **kw)
-
-    pending = []                 # 2D labels: (point, text, style, points it is joined to)
+    pen = _Pen(ax, three_d, *_PLANES.get(plane, (0, 1)))
     on_parent = [r[j.parent] + A[j.parent] @ (j.parent_point + (0.0 if q is None else
                                                                  j.z(q[j.q_slice])))
                  for j in model.joints]
     anchor = [r[j.parent] + A[j.parent] @ j.parent_point for j in model.joints]
     on_child = [r[j.child] + A[j.child] @ j.child_point for j in model.joints]
+    style = dict(color=color, alpha=alpha, lw=lw, labels=labels, centres=centres,
+                 hinge_vectors=hinge_vectors)
+    pending = []                 # 2D labels: (point, text, style, points it is joined to)
     for b in range(1, model.n + 1):
-        c = color if color is not None else f"C{(b - 1) % 10}"
-        points = ([on_child[k] for k, j in enumerate(model.joints) if j.child == b]
-                  + [anchor[k] for k, j in enumerate(model.joints) if j.parent == b])
-        for s in model.springs:
-            for body, point in ((s.body_a, s.point_a), (s.body_b, s.point_b)):
-                if body == b:
-                    points.append(r[b] + A[b] @ point)
-        if not points or max(np.linalg.norm(p - r[b]) for p in points) < 1e-12:
-            # a point mass or a body whose joints sit at its centre: a block
-            ax.plot(*xy(r[b]), "s", ms=3 * lw, color=c, alpha=alpha,
-                    label=model.bodies[b].name)
-        else:
-            first = True
-            for p in points:
-                seg(r[b], p, color=c, lw=lw, alpha=alpha, solid_capstyle="round",
-                    label=model.bodies[b].name if first else None)
-                first = False
-        if centres:
-            ax.plot(*xy(r[b]), "o", ms=lw + 2, mfc=c, mec="k", alpha=alpha, zorder=4)
-        if labels:
-            if three_d:
-                text(r[b], model.bodies[b].name, color=c, fontsize=9)
-            else:
-                pending.append((r[b], model.bodies[b].name, dict(color=c, fontsize=9),
-                                [p for p in points]))
-        if hinge_vectors and not three_d:
-            for p in points:
-                ax.annotate("", (p[h], p[v]), (r[b][h], r[b][v]),
-                            arrowprops=dict(arrowstyle="->", color="k", lw=1), zorder=5)
+        _draw_body(pen, model, b, r, A, anchor, on_child, style, pending)
     for k, j in enumerate(model.joints):
-        if j.parent == 0 and j.nv < 6:      # held by the base (a free joint holds nothing)
-            ax.plot(*xy(anchor[k]), "^", ms=12, color="0.55", zorder=1)
-        if np.linalg.norm(on_parent[k] - anchor[k]) > 1e-12:      # a slide
-            seg(anchor[k], on_parent[k], color="0.4", lw=1.5, ls=":")
-        ax.plot(*xy(on_child[k]), "o", ms=6, mfc="white", mec="k", zorder=6,
-                alpha=alpha)
-        if labels:
-            if three_d:
-                text(on_child[k], j.name, fontsize=8)
-            else:
-                pending.append((on_child[k], j.name, dict(fontsize=8),
-                                [r[j.child], anchor[k]] + ([r[j.parent]] if j.parent else [])))
+        _draw_joint(pen, j, r, anchor[k], on_parent[k], on_child[k], alpha, labels, pending)
     for s in model.springs:
         a = r[s.body_a] + A[s.body_a] @ s.point_a
         b = r[s.body_b] + A[s.body_b] @ s.point_b
-        seg(a, b, color="k", lw=1, ls="--", alpha=alpha)
+        pen.seg(a, b, color="k", lw=1, ls="--", alpha=alpha)
     if not three_d:
-        ax.set_aspect("equal", adjustable="datalim")
-        names = "xyz"
-        ax.set_xlabel(f"{names[h]} [m]")
-        ax.set_ylabel(f"{names[v]} [m]")
-        if pending:
-            _place_labels(ax, [(np.array([p[h], p[v]]), s, kw,
-                                [np.array([n[h], n[v]]) for n in nb]) for p, s, kw, nb in pending])
+        _finish_plane(pen, pending)
     return ax
+
+
+def _check_style(model, ax, t, color, alpha, lw):
+    """Refuse a model, axes, time or line style that :func:`draw` cannot use, by name."""
+    import numbers
+
+    from matplotlib.colors import is_color_like
+
+    from .errors import ModelError, ShapeError
+    from .model import Model
+
+    if not isinstance(model, Model):
+        raise ModelError(f"draw: model must be an mbcourse.Model (the first argument: "
+                         f"draw(model, q)), got {type(model).__name__}")
+    if ax is not None and not hasattr(ax, "plot"):
+        raise ShapeError(f"ax must be a matplotlib Axes, got {ax!r}")
+    if isinstance(t, bool) or not isinstance(t, numbers.Real) or not np.isfinite(t):
+        raise ShapeError(f"t must be a finite real number (the time), got {t!r}")
+    if color is not None and not is_color_like(color):
+        raise ShapeError(f"color must be a matplotlib colour ('C0', 'red', '#1f77b4', (r, g, b)) "
+                         f"or None, got {color!r}")
+    for name, value, ok in (("alpha", alpha, lambda x: 0 <= x <= 1),
+                            ("lw", lw, lambda x: x > 0)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not ok(value):
+            raise ShapeError(f"{name} must be a number {'in [0, 1]' if name == 'alpha' else '> 0'}"
+                             f", got {value!r}")
+
+
+def _drawn_poses(model, q, poses, t):
+    """The bodies' ``r``, ``A`` to draw, from checked ``poses`` or a checked ``q`` (and the
+    ``q``, None when poses were given)."""
+    from .errors import ShapeError
+
+    if poses is not None:
+        try:
+            r, A = (np.asarray(x, dtype=float) for x in poses)
+        except (TypeError, ValueError):
+            raise ShapeError(f"poses must be a pair (r, A) of arrays of numbers, shapes "
+                             f"({model.n + 1}, 3) and ({model.n + 1}, 3, 3)") from None
+        if r.shape != (model.n + 1, 3) or A.shape != (model.n + 1, 3, 3):
+            raise ShapeError(f"poses must be (r, A) of shapes ({model.n + 1}, 3) and "
+                             f"({model.n + 1}, 3, 3), got {r.shape} and {A.shape}")
+        if not (np.isfinite(r).all() and np.isfinite(A).all()):
+            raise ShapeError("poses contain NaN or infinity: every entry must be finite")
+        return r, A, None
+    q = model.neutral_q() if q is None else q
+    q = model.check_q(q)
+    if q.ndim != 1:
+        raise ShapeError(f"draw takes one configuration q of shape ({model.nq},), "
+                         f"got shape {q.shape}")
+    r, A = model.body_poses(q, t=t)
+    return r, A, q
+
+
+class _Pen:
+    """Draws inertial points on 2D axes (the plane's coordinates ``h``, ``v``) or 3D axes."""
+
+    def __init__(self, ax, three_d, h, v):
+        """A pen on ``ax``; ``h``, ``v`` index the plane's coordinates (2D)."""
+        self.ax, self.three_d, self.h, self.v = ax, three_d, h, v
+
+    def xy(self, p):
+        """The point's plotted coordinates."""
+        return (p[0], p[1], p[2]) if self.three_d else (p[self.h], p[self.v])
+
+    def seg(self, a, b, **kw):
+        """A line from ``a`` to ``b``."""
+        h, v = self.h, self.v
+        if self.three_d:
+            self.ax.plot([a[0], b[0]], [a[1], b[1]], [a[2], b[2]], **kw)
+        else:
+            self.ax.plot([a[h], b[h]], [a[v], b[v]], **kw)
+
+    def text(self, p, s, **kw):
+        """A text at ``p`` (3D only; 2D labels are placed by :func:`_place_labels`)."""
+        self.ax.text(p[0], p[1], p[2], s, **kw)
+
+
+def _draw_body(pen, model, b, r, A, anchor, on_child, style, pending):
+    """Body ``b``: lines from its centre to its joint and spring points (a block when it has
+    none), its centre, its label, its hinge vectors."""
+    ax, lw, alpha = pen.ax, style["lw"], style["alpha"]
+    c = style["color"] if style["color"] is not None else f"C{(b - 1) % 10}"
+    points = ([on_child[k] for k, j in enumerate(model.joints) if j.child == b]
+              + [anchor[k] for k, j in enumerate(model.joints) if j.parent == b])
+    for s in model.springs:
+        for body, point in ((s.body_a, s.point_a), (s.body_b, s.point_b)):
+            if body == b:
+                points.append(r[b] + A[b] @ point)
+    if not points or max(np.linalg.norm(p - r[b]) for p in points) < 1e-12:
+        # a point mass or a body whose joints sit at its centre: a block
+        ax.plot(*pen.xy(r[b]), "s", ms=3 * lw, color=c, alpha=alpha,
+                label=model.bodies[b].name)
+    else:
+        first = True
+        for p in points:
+            pen.seg(r[b], p, color=c, lw=lw, alpha=alpha, solid_capstyle="round",
+                    label=model.bodies[b].name if first else None)
+            first = False
+    if style["centres"]:
+        ax.plot(*pen.xy(r[b]), "o", ms=lw + 2, mfc=c, mec="k", alpha=alpha, zorder=4)
+    if style["labels"]:
+        if pen.three_d:
+            pen.text(r[b], model.bodies[b].name, color=c, fontsize=9)
+        else:
+            pending.append((r[b], model.bodies[b].name, dict(color=c, fontsize=9),
+                            [p for p in points]))
+    if style["hinge_vectors"] and not pen.three_d:
+        h, v = pen.h, pen.v
+        for p in points:
+            ax.annotate("", (p[h], p[v]), (r[b][h], r[b][v]),
+                        arrowprops=dict(arrowstyle="->", color="k", lw=1), zorder=5)
+
+
+def _draw_joint(pen, j, r, anchor, on_parent, on_child, alpha, labels, pending):
+    """Joint ``j``: the base's triangle, a slide's travel, its circle, its label."""
+    ax = pen.ax
+    if j.parent == 0 and j.nv < 6:      # held by the base (a free joint holds nothing)
+        ax.plot(*pen.xy(anchor), "^", ms=12, color="0.55", zorder=1)
+    if np.linalg.norm(on_parent - anchor) > 1e-12:      # a slide
+        pen.seg(anchor, on_parent, color="0.4", lw=1.5, ls=":")
+    ax.plot(*pen.xy(on_child), "o", ms=6, mfc="white", mec="k", zorder=6, alpha=alpha)
+    if labels:
+        if pen.three_d:
+            pen.text(on_child, j.name, fontsize=8)
+        else:
+            pending.append((on_child, j.name, dict(fontsize=8),
+                            [r[j.child], anchor] + ([r[j.parent]] if j.parent else [])))
+
+
+def _finish_plane(pen, pending):
+    """A 2D drawing: equal scales, axis names, the labels placed."""
+    ax, h, v = pen.ax, pen.h, pen.v
+    ax.set_aspect("equal", adjustable="datalim")
+    names = "xyz"
+    ax.set_xlabel(f"{names[h]} [m]")
+    ax.set_ylabel(f"{names[v]} [m]")
+    if pending:
+        _place_labels(ax, [(np.array([p[h], p[v]]), s, kw,
+                            [np.array([n[h], n[v]]) for n in nb]) for p, s, kw, nb in pending])
 
 
 from .viz3d import animate3d, view  # noqa: E402  (3D views, three.js)

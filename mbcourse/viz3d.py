@@ -174,6 +174,29 @@ def _urdf_visuals(model, name):
     return entries or None
 
 
+def _check_view(model, *, fps=30.0, max_frames=300, speed=1.0, height=420, visuals=None,
+                t=0.0):
+    """Refuse a model, number or ``visuals`` a 3D view cannot use, naming the argument."""
+    import numbers
+
+    from .errors import ModelError, ShapeError
+    from .model import Model
+
+    if not isinstance(model, Model):
+        raise ModelError(f"model must be an mbcourse.Model (the first argument), got "
+                         f"{type(model).__name__}")
+    for name, value in (("fps", fps), ("max_frames", max_frames), ("speed", speed),
+                        ("height", height), ("t", t)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                or not np.isfinite(value):
+            raise ShapeError(f"{name} must be a finite number, got {value!r}")
+    if not (fps > 0 and max_frames >= 2 and speed > 0 and height > 0):
+        raise ShapeError(f"fps, speed and height must be positive and max_frames >= 2, got "
+                         f"fps={fps}, max_frames={max_frames}, speed={speed}, height={height}")
+    if visuals is not None and not isinstance(visuals, dict):
+        raise ModelError(f"visuals must be a dict {{body name: [shape, ...]}}, got {visuals!r}")
+
+
 def _trajectory(model, trajectory):
     """``(t, Q, V)`` from a Trajectory-like object (``.t``, ``.q``, optional ``.qd``) or a
     pair ``(t, Q)`` (then ``V`` is None)."""
@@ -189,8 +212,12 @@ def _trajectory(model, trajectory):
         except (TypeError, ValueError):
             raise ShapeError("animate3d needs a Trajectory (from mb.sim.simulate) or a pair "
                              f"(t, Q), got {type(trajectory).__name__}") from None
-    t = np.asarray(t, dtype=float).reshape(-1)
-    Q = np.asarray(Q, dtype=float)
+    try:
+        t = np.asarray(t, dtype=float).reshape(-1)
+        Q = np.asarray(Q, dtype=float)
+    except (TypeError, ValueError):
+        raise ShapeError("trajectory: t must be times and Q an array (len(t), nq) of numbers, "
+                         f"got t={t!r}, Q={Q!r}") from None
     if Q.ndim == 1 and model.nq == 1:
         Q = Q[:, None]
     if Q.shape != (len(t), model.nq) or len(t) == 0:
@@ -201,7 +228,11 @@ def _trajectory(model, trajectory):
     if np.any(np.diff(t) <= 0):
         raise ShapeError("trajectory: times t must be strictly increasing")
     if V is not None:
-        V = np.asarray(V, dtype=float)
+        try:
+            V = np.asarray(V, dtype=float)
+        except (TypeError, ValueError):
+            raise ShapeError(f"trajectory: qd must be an array (len(t), nv) = ({len(t)}, "
+                             f"{model.nv}) of numbers, got {V!r}") from None
         if V.shape != (len(t), model.nv) or not np.all(np.isfinite(V)):
             V = None
     return t, Q, V
@@ -236,23 +267,67 @@ def _round(x, decimals):
 
 def _scene(model, t, Q, visuals, shapes, body_frames, joint_axes):
     """Everything the page needs, as a JSON-ready dict."""
+    r, A = _scene_poses(model, t, Q)
+    vis = _checked_visuals(model, visuals)
+    points, joints = _link_ends(model)
+    springs = [dict(a=s.body_a, pa=np.asarray(s.point_a, float), b=s.body_b,
+                    pb=np.asarray(s.point_b, float)) for s in model.springs]
+    # world points over the motion give the scale
+    world = _world_points(r, A, points, joints)
+    lo, hi = world.min(0), world.max(0)
+    size = float(np.linalg.norm(hi - lo)) / 2
+    link = 0.012 * size if size > 0 else 0.01
+    bodies, reach = _scene_bodies(model, vis, shapes, points, link)
+    lo = np.minimum(lo, (r - reach[None, :, None]).reshape(-1, 3).min(0))
+    hi = np.maximum(hi, (r + reach[None, :, None]).reshape(-1, 3).max(0))
+    centre = (lo + hi) / 2
+    radius = max(float(np.linalg.norm(hi - lo)) / 2, 1e-3)
+    if size == 0:
+        link = 0.012 * radius
+    pos_dec = int(np.clip(4 - np.floor(np.log10(radius)), 1, 8))
+    up, eye = _camera(model, world)
+    floor = float(np.min(world @ up)) - 0.05 * radius
+    floor = min(floor, float(np.min((r - reach[None, :, None]).reshape(-1, 3) @ up)))
+    frames = _body_frames(r, A, pos_dec)
+    R6 = lambda x: _round(x, 6)  # noqa: E731  (geometry: small, exact enough)
+    return dict(
+        t=_round(t - t[0], 4), t0=float(t[0]),
+        bodies=[dict(name=bd["name"], color=bd["color"], points=[R6(p) for p in bd["points"]],
+                     solids=[dict(k=s["k"], d=R6(s["d"]), r=R6(s["r"]), q=R6(s["q"]),
+                                  rgba=s["rgba"]) for s in bd["solids"]],
+                     **frames[b]) for b, bd in enumerate(bodies)],
+        joints=[dict(p=jd["p"], c=jd["c"], pp=R6(jd["pp"]), cp=R6(jd["cp"]),
+                     axis=None if (jd["axis"] is None or not joint_axes) else R6(jd["axis"]),
+                     slide=jd["slide"], base=jd["base"]) for jd in joints],
+        springs=[dict(a=s["a"], pa=R6(s["pa"]), b=s["b"], pb=R6(s["pb"])) for s in springs],
+        view=dict(centre=R6(centre), radius=R6(radius), lo=R6(lo), hi=R6(hi), up=R6(up),
+                  eye=R6(eye), floor=R6(floor), link=R6(link), frames=bool(body_frames)),
+    )
+
+
+def _scene_poses(model, t, Q):
+    """The bodies' centres ``r`` (T, n + 1, 3) and rotations ``A`` (T, n + 1, 3, 3)."""
+    if model.base_motion is None:
+        return model.body_poses(Q)
+    poses = [model.body_poses(q, t=float(tk)) for tk, q in zip(t, Q)]
+    return np.array([p[0] for p in poses]), np.array([p[1] for p in poses])
+
+
+def _checked_visuals(model, visuals):
+    """The ``visuals`` dict, its keys checked to be body names."""
     from .errors import ModelError
 
-    if model.base_motion is None:
-        r, A = model.body_poses(Q)
-    else:
-        poses = [model.body_poses(q, t=float(tk)) for tk, q in zip(t, Q)]
-        r = np.array([p[0] for p in poses])
-        A = np.array([p[1] for p in poses])
-    nb = model.n + 1
     names = [b.name for b in model.bodies]
     vis = dict(visuals or {})
     unknown = sorted(set(vis) - set(names))
     if unknown:
         raise ModelError(f"visuals name unknown bodies {unknown}; bodies: {names}")
+    return vis
 
-    # points of each body, in body axes: link ends (as viz.draw)
-    points = [[] for _ in range(nb)]
+
+def _link_ends(model):
+    """Points of each body in body axes where joints attach (as viz.draw), and the joints."""
+    points = [[] for _ in range(model.n + 1)]
     joints = []
     for j in model.joints:
         points[j.child].append(np.asarray(j.child_point, float))
@@ -266,60 +341,65 @@ def _scene(model, t, Q, visuals, shapes, body_frames, joint_axes):
                            axis=None if axis is None else np.asarray(axis, float),
                            slide=bool(j.moves_joint_point and not j.floating),
                            base=bool(j.parent == 0 and j.nv < 6)))
-    springs = [dict(a=s.body_a, pa=np.asarray(s.point_a, float), b=s.body_b,
-                    pb=np.asarray(s.point_b, float)) for s in model.springs]
+    return points, joints
 
-    # world points over the motion give the scale
+
+def _world_points(r, A, points, joints):
+    """Centres, link ends and joint points in world axes over the whole motion, (k, 3)."""
     world = [r.reshape(-1, 3)]
-    for b in range(nb):
+    for b in range(len(points)):
         for p in points[b]:
             world.append((r[:, b] + A[:, b] @ p))
     for jd in joints:
         world.append(r[:, jd["p"]] + A[:, jd["p"]] @ jd["pp"])
-    world = np.concatenate(world)
-    lo, hi = world.min(0), world.max(0)
-    size = float(np.linalg.norm(hi - lo)) / 2
-    link = 0.012 * size if size > 0 else 0.01
+    return np.concatenate(world)
 
+
+def _scene_bodies(model, vis, shapes, points, link):
+    """Each body's name, colour, link ends and solids, and how far its solids reach."""
+    nb = model.n + 1
     bodies = []
     reach = np.zeros(nb)
     for b in range(nb):
         body = model.bodies[b]
-        solids = []
-        entries = vis.get(body.name, getattr(body, "visuals", None))
-        if entries is None:
-            entries = _urdf_visuals(model, body.name)
-        if entries is not None:
-            for kind, dims, origin, rgba in _visual_shapes(body.name, entries):
-                solids.append(dict(k=kind, d=dims, r=origin[:3, 3], q=_quat(origin[:3, :3]),
-                                   rgba=rgba))
-                reach[b] = max(reach[b], np.linalg.norm(origin[:3, 3]) + (
-                    np.linalg.norm(dims) / 2 if kind == "box" else np.hypot(*dims[:2])
-                    if kind == "cylinder" else dims[0]))
-        elif shapes and b > 0:
-            sides, V = _inertia_box(body.mass, body.inertia)
-            if sides.max() > 1e-9:
-                sides = np.maximum(sides, 2 * link)
-                solids.append(dict(k="box", d=sides, r=np.zeros(3), q=_quat(V), rgba=None))
-                reach[b] = np.linalg.norm(sides) / 2
-            elif body.mass > 0:
-                solids.append(dict(k="sphere", d=np.array([4 * link]), r=np.zeros(3),
-                                   q=np.array([0, 0, 0, 1.0]), rgba=None))
-                reach[b] = 4 * link
+        solids, reach[b] = _body_solids(model, b, vis, shapes, link)
         bodies.append(dict(name=body.name, solids=solids, points=points[b],
                            color=_COLORS[(b - 1) % 10] if b > 0 else "#8c8c8c"))
+    return bodies, reach
 
-    lo = np.minimum(lo, (r - reach[None, :, None]).reshape(-1, 3).min(0))
-    hi = np.maximum(hi, (r + reach[None, :, None]).reshape(-1, 3).max(0))
-    centre = (lo + hi) / 2
-    radius = max(float(np.linalg.norm(hi - lo)) / 2, 1e-3)
-    if size == 0:
-        link = 0.012 * radius
-    pos_dec = int(np.clip(4 - np.floor(np.log10(radius)), 1, 8))
 
+def _body_solids(model, b, vis, shapes, link):
+    """Solids of body ``b`` (its visuals, else its inertia box or a sphere) and their reach."""
+    body = model.bodies[b]
+    solids, reach = [], 0.0
+    entries = vis.get(body.name, getattr(body, "visuals", None))
+    if entries is None:
+        entries = _urdf_visuals(model, body.name)
+    if entries is not None:
+        for kind, dims, origin, rgba in _visual_shapes(body.name, entries):
+            solids.append(dict(k=kind, d=dims, r=origin[:3, 3], q=_quat(origin[:3, :3]),
+                               rgba=rgba))
+            reach = max(reach, np.linalg.norm(origin[:3, 3]) + (
+                np.linalg.norm(dims) / 2 if kind == "box" else np.hypot(*dims[:2])
+                if kind == "cylinder" else dims[0]))
+    elif shapes and b > 0:
+        sides, V = _inertia_box(body.mass, body.inertia)
+        if sides.max() > 1e-9:
+            sides = np.maximum(sides, 2 * link)
+            solids.append(dict(k="box", d=sides, r=np.zeros(3), q=_quat(V), rgba=None))
+            reach = np.linalg.norm(sides) / 2
+        elif body.mass > 0:
+            solids.append(dict(k="sphere", d=np.array([4 * link]), r=np.zeros(3),
+                               q=np.array([0, 0, 0, 1.0]), rgba=None))
+            reach = 4 * link
+    return solids, reach
+
+
+def _camera(model, world):
+    """The up direction (against gravity) and the unit direction to the eye: along the
+    direction in which the scene is thinnest, tilted for depth."""
     g = np.asarray(model.gravity, float)
     up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 1.0, 0.0])
-    # look along the direction in which the scene is thinnest, tilted for depth
     cloud = world - world.mean(0)
     _, vecs = np.linalg.eigh(cloud.T @ cloud + 1e-12 * np.eye(3))
     normal = vecs[:, 0] if np.sum(vecs[:, 0]) >= 0 else -vecs[:, 0]
@@ -332,12 +412,13 @@ def _scene(model, t, Q, visuals, shapes, body_frames, joint_axes):
         side /= np.linalg.norm(side)
         eye = normal + 0.35 * up + 0.35 * side
     eye /= np.linalg.norm(eye)
-    floor = float(np.min(world @ up)) - 0.05 * radius
-    floor = min(floor, float(np.min((r - reach[None, :, None]).reshape(-1, 3) @ up)))
+    return up, eye
 
-    R6 = lambda x: _round(x, 6)  # noqa: E731  (geometry: small, exact enough)
+
+def _body_frames(r, A, pos_dec):
+    """Each body's positions and quaternions over the frames (one entry when it stays put)."""
     frames = []
-    for b in range(nb):
+    for b in range(r.shape[1]):
         rb, qb = r[:, b], _quat(A[:, b])
         # consistent quaternion signs from frame to frame (for interpolation)
         for k in range(1, len(qb)):
@@ -346,20 +427,7 @@ def _scene(model, t, Q, visuals, shapes, body_frames, joint_axes):
         moving = np.ptp(rb, axis=0).max() > 0 or np.ptp(qb, axis=0).max() > 0
         rb, qb = (rb, qb) if moving else (rb[:1], qb[:1])
         frames.append(dict(r=_round(rb.ravel(), pos_dec), q=_round(qb.ravel(), 4)))
-    data = dict(
-        t=_round(t - t[0], 4), t0=float(t[0]),
-        bodies=[dict(name=bd["name"], color=bd["color"], points=[R6(p) for p in bd["points"]],
-                     solids=[dict(k=s["k"], d=R6(s["d"]), r=R6(s["r"]), q=R6(s["q"]),
-                                  rgba=s["rgba"]) for s in bd["solids"]],
-                     **frames[b]) for b, bd in enumerate(bodies)],
-        joints=[dict(p=jd["p"], c=jd["c"], pp=R6(jd["pp"]), cp=R6(jd["cp"]),
-                     axis=None if (jd["axis"] is None or not joint_axes) else R6(jd["axis"]),
-                     slide=jd["slide"], base=jd["base"]) for jd in joints],
-        springs=[dict(a=s["a"], pa=R6(s["pa"]), b=s["b"], pb=R6(s["pb"])) for s in springs],
-        view=dict(centre=R6(centre), radius=R6(radius), lo=R6(lo), hi=R6(hi), up=R6(up), eye=R6(eye),
-                  floor=R6(floor), link=R6(link), frames=bool(body_frames)),
-    )
-    return data
+    return frames
 
 
 # ------------------------------------------------------------------ HTML
@@ -635,11 +703,8 @@ def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, heig
     >>> html.startswith('<div class="mbc3d"'), '<div class="mbc3d-bar"' in html
     (True, False)
     """
-    from .errors import ShapeError
-
-    if not (fps > 0 and max_frames >= 2 and speed > 0 and height > 0):
-        raise ShapeError(f"fps, speed and height must be positive and max_frames >= 2, got "
-                         f"fps={fps}, max_frames={max_frames}, speed={speed}, height={height}")
+    _check_view(model, fps=fps, max_frames=max_frames, speed=speed, height=height,
+                visuals=visuals)
     t, Q, V = _trajectory(model, (t, Q) if qd is None else _Motion(t, Q, qd))
     t, Q = _resample(model, t, Q, V, fps, max_frames)
     data = _scene(model, t, Q, visuals, shapes, body_frames, joint_axes)
@@ -764,6 +829,7 @@ def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_fr
     """
     from .errors import ShapeError
 
+    _check_view(model, height=height, visuals=visuals, t=t)
     q = model.neutral_q() if q is None else q
     q = model.check_q(q)
     if q.ndim != 1:
@@ -830,6 +896,8 @@ def animate3d(model, trajectory, *, fps=30.0, max_frames=300, speed=1.0, height=
     >>> '<div class="mbc3d-bar"' in html, "://" in html
     (True, False)
     """
+    _check_view(model, fps=fps, max_frames=max_frames, speed=speed, height=height,
+                visuals=visuals)
     t, Q, V = _trajectory(model, trajectory)
     return _display(view_html(model, t, Q, V, fps=fps, max_frames=max_frames, speed=speed,
                               height=height, visuals=visuals, shapes=shapes,
