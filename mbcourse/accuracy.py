@@ -909,10 +909,10 @@ def motion_errors(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0), *, dq, dqd=Non
     """Velocity and acceleration errors (31) of a body and a point of a Model
     (see :meth:`Chain.motion_errors`)."""
     ch, q = _model_call(model, q, body, point, t)
-    return ch.motion_errors(q, model.check_v(qd), model.check_v(qdd, "qdd"),
-                            model.check_v(dq, "dq"),
-                            None if dqd is None else model.check_v(dqd, "dqd"),
-                            None if dqdd is None else model.check_v(dqdd, "dqdd"))
+    return ch.motion_errors(q, model.check_qd(qd), model.check_qd(qdd, "qdd"),
+                            model.check_qd(dq, "dq"),
+                            None if dqd is None else model.check_qd(dqd, "dqd"),
+                            None if dqdd is None else model.check_qd(dqdd, "dqdd"))
 
 
 # ---------------------------------------------------------------- the paper's example

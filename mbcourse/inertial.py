@@ -266,6 +266,12 @@ def mass_matrix_derivatives(model, q, h=1e-5, mass_matrix=None):
     (accuracy ~1e-10 relative); needs ``nq == nv`` (no quaternion joints).
     """
     _require_model(model, "mass_matrix_derivatives")
+    q = _single_state(model, q, None, "mass_matrix_derivatives")[0]
+    return _derivatives(model, q, h, mass_matrix)
+
+
+def _derivatives(model, q, h, mass_matrix):
+    """:func:`mass_matrix_derivatives` at a checked ``q`` (N,)."""
     if mass_matrix is not None and not callable(mass_matrix):
         raise ShapeError(f"mass_matrix must be a callable mass_matrix(model, q) (e.g. "
                          f"mb.tree.mass_matrix), got {type(mass_matrix).__name__}")
@@ -274,9 +280,10 @@ def mass_matrix_derivatives(model, q, h=1e-5, mass_matrix=None):
             "the inertial-force split needs coordinates whose rates are the generalized speeds "
             "(no spherical or free joints: nq == nv)"
         )
-    if mass_matrix is None:
-        from .tree import mass_matrix
-    q = _single_state(model, q, None, "mass_matrix_derivatives")[0]
+    if mass_matrix is None:  # the library's, on the checked q: no second check
+        from .tree.general import mass_matrix_unchecked
+
+        mass_matrix = lambda model, x: mass_matrix_unchecked(model, x[None])[0]  # noqa: E731
     N = q.size
     out = np.zeros((N, N, N))
     for k in range(N):
@@ -314,7 +321,7 @@ def decompose_numeric(model, q, qd, mass_matrix=None):
     """
     _require_model(model, "decompose_numeric")
     q, qd = _single_state(model, q, qd, "decompose_numeric")
-    dH = mass_matrix_derivatives(model, q, mass_matrix=mass_matrix)
+    dH = _derivatives(model, q, 1e-5, mass_matrix)
     N = q.size
     hc, ho, hg, dT, Hdot = _parts(None, dH.tolist(), qd.tolist(), lambda xs: float(sum(xs)),
                                   0.0, 0.5)

@@ -51,7 +51,8 @@ from .spatial import (axis_angle, cross, is_rotation, matrix_to_quat, quat_rate_
                       quat_to_matrix, skew)
 
 __all__ = ["Joint", "Revolute", "Prismatic", "Screw", "Cylindrical", "Universal", "Spherical",
-           "Free", "Fixed", "JOINT_KINDS", "QUATERNION_TOL", "perpendicular_basis"]
+           "Free", "Fixed", "JOINT_KINDS", "QUATERNION_TOL", "perpendicular_basis", "as_array",
+           "joint_parameters"]
 
 _EYE = np.eye(3)
 
@@ -68,9 +69,27 @@ def frozen(arr):
     return out
 
 
+def as_array(value, what, expected):
+    """``np.asarray(value)``, or a ShapeError naming ``what`` when ``value`` is a ragged
+    list (rows of different lengths); ``expected`` says what would be valid.
+
+    Examples
+    --------
+    >>> as_array([[1, 0, 0], [0, 1]], "inertia", "a 3x3 tensor")
+    Traceback (most recent call last):
+    ...
+    mbcourse.errors.ShapeError: inertia must be a 3x3 tensor; got a ragged list [[1, 0, 0], [0, 1]] (its rows differ in length)
+    """
+    try:
+        return np.asarray(value)
+    except ValueError:
+        raise ShapeError(f"{what} must be {expected}; got a ragged list {value!r} (its rows "
+                         "differ in length)") from None
+
+
 def vector(value, what, length=3):
     """A finite real vector of the given length, or ShapeError naming ``what``."""
-    if np.iscomplexobj(value):
+    if np.iscomplexobj(as_array(value, what, f"{length} numbers")):
         raise ShapeError(f"{what} must be real numbers, got complex {value!r}")
     try:
         arr = np.asarray(value, dtype=float)
@@ -94,10 +113,31 @@ def unit(value, what):
 
 def rotation_matrix(value, what):
     """A proper rotation matrix (orthonormal, determinant +1)."""
+    value = as_array(value, what, "a 3x3 rotation matrix")
     R = np.asarray(value, dtype=float) if not np.iscomplexobj(value) else None
     if R is None or R.shape != (3, 3) or not is_rotation(R, 1e-9):
         raise ModelError(f"{what} must be a 3x3 rotation matrix (orthonormal, determinant +1)")
     return frozen(R)
+
+
+def joint_parameters(cls, name, **given):
+    """The kind-specific parameters (``axis``, ``axes``, ``lead``) a joint class ``cls``
+    takes, from those ``given`` to ``Model.add_joint``: a missing one or one the kind does
+    not take is a ModelError naming the joint and what would be valid."""
+    extra = {}
+    for key, value in given.items():
+        if key in cls._PARAMETERS:
+            if value is None:
+                example = {"axis": "axis=(x, y, z)", "axes": "axes=(axis1, axis2)",
+                           "lead": "a finite nonzero lead= (advance per turn)"}[key]
+                raise ModelError(f"joint {name!r} ({cls.kind}) needs {example}")
+            extra[key] = value
+        elif value is not None:
+            owners = {"axis": "revolute, prismatic, screw and cylindrical", "axes": "universal",
+                      "lead": "screw"}[key]
+            raise ModelError(f"joint {name!r}: only {owners} joints take {key}= "
+                             f"(a {cls.kind} joint got {key}={value!r})")
+    return extra
 
 
 def perpendicular_basis(a):
@@ -404,9 +444,25 @@ class Joint(Part):
         return np.swapaxes(self.rotation(q), -1, -2)
 
     @property
-    def v_names(self):
+    def qd_names(self):
         """Names of this joint's generalized speeds."""
         return self.speed_names or self.coordinate_names
+
+    def summary_cells(self):
+        """``(kind, coordinates)`` as :meth:`mbcourse.Model.summary` prints them."""
+        coords = ", ".join(self.coordinate_names) or "(welded)"
+        if self.qd_names != self.coordinate_names:
+            coords += "; speeds " + ", ".join(self.qd_names)
+        return self.kind, coords
+
+    @property
+    def v_names(self):
+        """Deprecated name of :attr:`qd_names` (kept for one release)."""
+        import warnings
+
+        warnings.warn("Joint.v_names is deprecated: use Joint.qd_names (qd names the speeds)",
+                      DeprecationWarning, stacklevel=2)
+        return self.qd_names
 
 
 def _sym_vec(v):

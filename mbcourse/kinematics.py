@@ -425,7 +425,7 @@ def jacobian(model, q, body, point=(0.0, 0.0, 0.0), t=0.0):
 
     Rows 0-2: the linear velocity of the point; rows 3-5: the angular velocity of the body;
     both in world axes. Column ``k`` is the motion per unit of the generalized speed ``k``
-    (``model.v_names[k]``); joints off the path from the base to the body give zero columns.
+    (``model.qd_names[k]``); joints off the path from the base to the body give zero columns.
     With a prescribed base motion, ``J qd`` leaves out the base's own motion.
 
     Parameters

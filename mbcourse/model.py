@@ -23,19 +23,19 @@ Frames and vectors (Yudintsev 3.4.2, after Wittenburg):
   is ``k v_a`` (3.101). :meth:`Joint.bias` returns the velocity-product terms ``w_a``
   (3.106) and ``s_a`` (3.102) of their second derivatives.
 
-Joint kinds and their coordinates (``q``: configuration, ``v``: generalized speeds):
+Joint kinds and their coordinates (``q``: configuration, ``qd``: generalized speeds):
 
 ==============  ====  ====  ==========================================================
 kind            nq    nv    coordinates
 ==============  ====  ====  ==========================================================
-revolute        1     1     angle about ``axis`` (right hand), ``v = dq/dt``
+revolute        1     1     angle about ``axis`` (right hand), ``qd = dq/dt``
 prismatic       1     1     displacement along ``axis`` (``z = axis q``)
 screw           1     1     angle about ``axis``; advance ``lead * q / (2 pi)`` along it
 cylindrical     2     2     (angle about ``axis``, displacement along ``axis``)
 universal       2     2     angle ``q1`` about ``axes[0]``, then ``q2`` about the rotated ``axes[1]``
-spherical       4     3     unit quaternion ``(w, x, y, z)``; ``v`` = relative angular
+spherical       4     3     unit quaternion ``(w, x, y, z)``; ``qd`` = relative angular
                             velocity in child axes
-free            7     6     ``z`` (3, parent axes) then a quaternion; ``v`` = (dz/dt in
+free            7     6     ``z`` (3, parent axes) then a quaternion; ``qd`` = (dz/dt in
                             parent axes, relative angular velocity in child axes)
 fixed           0     0     none: the child is welded to the parent
 ==============  ====  ====  ==========================================================
@@ -43,7 +43,7 @@ fixed           0     0     none: the child is welded to the parent
 Axes are given in parent axes, where the child's axes coincide with the parent's at
 ``q = 0`` unless ``orientation=R0`` is given (then ``R_a(q) = R_joint(q) @ R0``).
 Coordinates are stacked in the order the joints were added; ``tau`` holds generalized
-forces in the order of ``v`` (torques for angles, forces for displacements).
+forces in the order of ``qd`` (torques for angles, forces for displacements).
 
 Changing a model
 ----------------
@@ -69,12 +69,28 @@ Every callable has the one signature ``f(t, q, qd)``. :meth:`Model.applied_wrenc
 :meth:`Model.generalized_forces` evaluate them at a state for every formulation; the springs'
 energy is part of :meth:`Model.potential_energy`.
 
-States
-------
-:meth:`Model.check_state` is the one input check of every public function: shapes with any
-number of leading batch dimensions, real finite numbers, unit quaternions (renormalized
-within ``mbcourse.joints.QUATERNION_TOL``, refused beyond), and a result that is not finite
-is refused with :class:`~mbcourse.errors.SingularSystemError`.
+Description and evaluation
+--------------------------
+A ``Model`` describes; it does not compute (Pinocchio's ``Model``/``Data`` split, spatial_v2's
+``model`` + ``jcalc``). The evaluation lives in free functions over **already-checked**
+arrays, in modules of their own:
+
+* :mod:`mbcourse.state` -- the one input check (:meth:`Model.check_state`: shapes with any
+  number of leading batch dimensions, real finite numbers, unit quaternions renormalized
+  within ``mbcourse.joints.QUATERNION_TOL``, refused beyond) and the checked ``State``;
+* :mod:`mbcourse.poses` -- body positions, orientations and velocities, ``dq/dt``;
+* :mod:`mbcourse.forces` -- applied wrenches, generalized forces, damping power;
+* :mod:`mbcourse.energy` -- kinetic and potential energy;
+* :mod:`mbcourse.elements` -- the parts (bodies, loads, springs, base motion), re-exported
+  here; :mod:`mbcourse.topology` -- the graph and the spanning-tree traversal;
+  :mod:`mbcourse.summary` -- the printed tables.
+
+Formulations call the cores on the state they checked (``mbcourse.tree.general`` offers
+``terms_unchecked`` and ``mass_matrix_unchecked`` for formulations built on chapter 3).
+
+``Model.body_poses``, ``Model.kinetic_energy``, ... are thin wrappers: they check their
+inputs once and call the core; a formulation checks its state once at its public entry and
+then calls the cores, so one call checks ``q`` exactly once.
 
 Examples
 --------
@@ -97,18 +113,22 @@ array([0. , 0.5, 0. ])
 from __future__ import annotations
 
 import copy as _copy
-import inspect
-import numbers
-from dataclasses import dataclass
-from typing import Callable
+import warnings
 
 import numpy as np
 
-from . import graph as _graph
-from .errors import ModelError, ShapeError, SingularSystemError, TopologyError
-from .joints import (JOINT_KINDS, QUATERNION_TOL, Joint, Part, frozen, normalize_quaternions,
-                     rotation_matrix, unit, vector)
-from .spatial import cross, is_rotation, vee
+from . import energy as _energy
+from . import forces as _forces
+from . import poses as _poses
+from . import state as _state
+from . import summary as _summary
+from . import topology as _topology
+from .elements import (BaseMotion, Body, GeneralizedForce, JointSpring, Load, Spring,
+                       inertia_tensor, positive, state_function)
+from .errors import ModelError, TopologyError
+from .joints import (JOINT_KINDS, QUATERNION_TOL, Joint, frozen, joint_parameters,
+                     rotation_matrix, vector)
+from .state import State
 
 __all__ = ["Model", "Body", "Joint", "Load", "Spring", "JointSpring", "GeneralizedForce",
            "BaseMotion", "State", "JOINT_KINDS", "QUATERNION_TOL"]
@@ -116,345 +136,9 @@ __all__ = ["Model", "Body", "Joint", "Load", "Spring", "JointSpring", "Generaliz
 _EYE = np.eye(3)
 
 
-# ------------------------------------------------------------------------ helpers
-def _positive(value, what, allow_zero=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ModelError(f"{what} must be a {'non-negative' if allow_zero else 'positive'} "
-                         f"finite number, got {value!r}")
-    value = float(value)
-    if not (np.isfinite(value) and (value >= 0.0 if allow_zero else value > 0.0)):
-        raise ModelError(f"{what} must be a {'non-negative' if allow_zero else 'positive'} "
-                         f"finite number, got {value}")
-    return value
-
-
-def _inertia(value, body):
-    what = f"body {body!r}: inertia"
-    if np.iscomplexobj(value):
-        raise ShapeError(f"{what} must be real, got complex {value!r}")
-    try:
-        J = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ShapeError(f"{what} must be a 3x3 tensor or 3 principal moments, got {value!r}") \
-            from None
-    if J.shape == (3,):
-        J = np.diag(J)
-    if J.shape != (3, 3):
-        raise ShapeError(
-            f"{what} must be a 3x3 central inertia tensor (or 3 principal moments), "
-            f"got shape {J.shape}"
-        )
-    if not np.all(np.isfinite(J)):
-        raise ModelError(f"{what} must be finite, got {J.tolist()}")
-    scale = max(np.abs(J).max(), 1e-300)
-    if np.abs(J - J.T).max() > 1e-9 * scale:
-        raise ModelError(f"{what} must be symmetric, got {J.tolist()}")
-    J = 0.5 * (J + J.T)
-    moments = np.linalg.eigvalsh(J)
-    if moments[0] <= 1e-12 * scale:
-        raise ModelError(
-            f"{what} must be positive definite; its principal moments are "
-            f"{np.round(moments, 12).tolist()}"
-        )
-    a, b, c = moments
-    if c > a + b + 1e-9 * scale:
-        raise ModelError(
-            f"{what} violates the triangle inequality of principal moments "
-            f"({c:g} > {a:g} + {b:g}): no rigid body has this inertia"
-        )
-    return frozen(J)
-
-
-def _time_function(value, what, shape):
-    """Constant array or callable of t -> array (base motion); checked at t=0."""
-    if value is None:
-        return None
-    if callable(value):
-        fn = value
-    else:
-        const = frozen(value)
-        fn = lambda t, _c=const: _c  # noqa: E731
-    try:
-        sample = np.asarray(fn(0.0), dtype=float)
-    except Exception as exc:  # the user's function failed: say which one
-        raise ModelError(f"{what}: calling it at t=0 failed: {exc}") from exc
-    if sample.shape != shape or not np.all(np.isfinite(sample)):
-        raise ShapeError(f"{what} must give a finite array of shape {shape}, got {sample!r}")
-    return fn
-
-
-def _state_function(value, what, shape):
-    """Constant array or callable ``f(t, q, qd)``: returns ``(callable or None, const)``."""
-    if value is None:
-        return None
-    if callable(value):
-        try:
-            params = inspect.signature(value).parameters.values()
-            positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
-                                                          p.POSITIONAL_OR_KEYWORD)]
-            takes_var = any(p.kind == p.VAR_POSITIONAL for p in params)
-        except (TypeError, ValueError):  # builtins without a signature: trust them
-            positional, takes_var = [None] * 3, False
-        if len(positional) < 3 and not takes_var:
-            raise ModelError(
-                f"{what}: a force callable takes (t, q, qd) and returns an array of shape "
-                f"{shape}; got a function of {len(positional)} argument(s) "
-                "(write lambda t, q, qd: ... even if it uses only t)"
-            )
-        return value
-    arr = np.asarray(value, dtype=float) if not np.iscomplexobj(value) else None
-    if arr is None or arr.shape != shape or not np.all(np.isfinite(arr)):
-        raise ShapeError(f"{what} must be a finite array of shape {shape} or a callable "
-                         f"f(t, q, qd), got {value!r}")
-    return frozen(arr)
-
-
-def _evaluate(fn, t, q, qd, shape, what):
-    """Evaluate a constant or ``f(t, q, qd)`` at a state; batched states call ``f`` once per
-    item with single ``q`` (nq,) and ``qd`` (nv,). Returns (..., *shape)."""
-    batch = q.shape[:-1]
-    if not callable(fn):
-        return np.broadcast_to(fn, batch + shape)
-    B = int(np.prod(batch, dtype=int))
-    qf = q.reshape(B, q.shape[-1])
-    qdf = qd.reshape(B, qd.shape[-1])
-    out = np.empty((qf.shape[0],) + shape)
-    for b in range(qf.shape[0]):
-        try:
-            val = np.asarray(fn(t, qf[b], qdf[b]), dtype=float)
-        except Exception as exc:
-            raise ModelError(f"{what}: calling it at t={t} failed: {exc!r}") from exc
-        if val.shape != shape or not np.all(np.isfinite(val)):
-            raise ShapeError(f"{what} must return a finite array of shape {shape}, got "
-                             f"{np.array2string(val, precision=4)} at t={t}")
-        out[b] = val
-    return out.reshape(batch + shape)
-
-
-class _Element(Part):
-    """A part of the model whose parameters are set once, at creation (see
-    :class:`mbcourse.joints.Part`)."""
-
-    def _init(self, model, **values):
-        object.__setattr__(self, "_model", model)
-        for key, val in values.items():
-            object.__setattr__(self, key, val)
-
-
-# ------------------------------------------------------------------------- bodies
-class Body(_Element):
-    """A rigid body: name, index (1..n), mass and central inertia in body axes.
-
-    ``mass`` and ``inertia`` may be reassigned (validated as in :meth:`Model.add_body`).
-    """
-
-    _PARAMETERS = ("mass", "inertia")
-    _label = "body"
-
-    def __init__(self, name, index, mass, inertia, model=None):
-        self._init(model, name=name, index=index, mass=mass, inertia=inertia)
-
-    def _validate(self, attr, value):
-        if self.index == 0:
-            raise ModelError(f"body {self.name!r} is the base: it has no {attr}")
-        if attr == "mass":
-            return _positive(value, f"body {self.name!r}: mass")
-        return _inertia(value, self.name)
-
-    def __repr__(self):
-        if self.index == 0:
-            return f"Body({self.name!r}, index=0, base)"
-        return f"Body({self.name!r}, index={self.index}, mass={self.mass})"
-
-
-# ------------------------------------------------------------------ force elements
-class Load(_Element):
-    """A force and/or moment applied to a body: constants or callables ``f(t, q, qd)``.
-
-    ``force`` acts at ``point`` (body axes, from the centre of mass); ``frame`` says
-    whether the vectors are given in inertial (``"world"``) or body (``"body"``) axes.
-    """
-
-    _label = "load"
-
-    def __init__(self, body, force, torque, point, frame, name, model=None):
-        self._init(model, body=body, force=force, torque=torque, point=point, frame=frame,
-                   name=name)
-
-
-class Spring(_Element):
-    """A linear spring-damper between a point of ``body_a`` and a point of ``body_b``.
-
-    Tension ``T = stiffness (L - rest_length) + damping dL/dt`` (positive pulls the points
-    together), ``L`` the distance between the points. ``stiffness``, ``rest_length``,
-    ``damping``, ``point_a`` and ``point_b`` may be reassigned.
-    """
-
-    _PARAMETERS = ("stiffness", "rest_length", "damping", "point_a", "point_b")
-    _label = "spring"
-
-    def __init__(self, name, body_a, body_b, model=None, **params):
-        self._init(model, name=name, body_a=body_a, body_b=body_b)
-        for key in self._PARAMETERS:
-            object.__setattr__(self, key, self._validate(key, params[key]))
-
-    def _validate(self, attr, value):
-        what = f"spring {self.name!r}: {attr}"
-        if attr.startswith("point"):
-            return vector(value, what)
-        return _positive(value, what, allow_zero=True)
-
-    def energy(self, length):
-        """Elastic energy ``stiffness (L - rest_length)^2 / 2``."""
-        return 0.5 * self.stiffness * (length - self.rest_length) ** 2
-
-    def __repr__(self):
-        return (f"Spring({self.name!r}, stiffness={self.stiffness}, "
-                f"rest_length={self.rest_length}, damping={self.damping})")
-
-
-class JointSpring(_Element):
-    """Spring-dampers along the coordinates of one joint: generalized forces
-    ``-stiffness (q - rest) - damping qd`` (one value per coordinate)."""
-
-    _PARAMETERS = ("stiffness", "rest", "damping")
-    _label = "joint spring"
-
-    def __init__(self, joint, model=None, **params):
-        self._init(model, joint=joint, name=joint.name)
-        for key in self._PARAMETERS:
-            object.__setattr__(self, key, self._validate(key, params[key]))
-
-    def _validate(self, attr, value):
-        what = f"joint spring on {self.joint.name!r}: {attr}"
-        n = self.joint.nv
-        if np.iscomplexobj(value):
-            raise ShapeError(f"{what} must be real")
-        try:
-            arr = np.broadcast_to(np.asarray(value, dtype=float), (n,))
-        except (TypeError, ValueError):
-            raise ShapeError(f"{what} must be a number or {n} numbers (one per coordinate "
-                             f"{list(self.joint.coordinate_names)}), got {value!r}") from None
-        if not np.all(np.isfinite(arr)):
-            raise ModelError(f"{what} must be finite, got {arr.tolist()}")
-        if attr != "rest" and np.any(arr < 0):
-            raise ModelError(f"{what} must be non-negative, got {arr.tolist()}")
-        return frozen(arr)
-
-
-class GeneralizedForce(_Element):
-    """Generalized forces ``fn(t, q, qd)`` of shape (nv,) (e.g. a control law)."""
-
-    _label = "generalized force"
-
-    def __init__(self, name, fn, model=None):
-        self._init(model, name=name, fn=fn)
-
-
-# -------------------------------------------------------------------- base motion
-class BaseMotion:
-    """Prescribed motion of body 0: each entry a constant or a callable of time ``t``.
-
-    ``position`` (3,), ``orientation`` (3, 3) base axes to inertial axes, ``velocity``,
-    ``acceleration`` (3,) of the base origin and ``angular_velocity``,
-    ``angular_acceleration`` (3,), all in inertial axes. Missing entries mean zero
-    (identity for the orientation).
-    """
-
-    _SHAPES = {"position": (3,), "orientation": (3, 3), "velocity": (3,), "acceleration": (3,),
-               "angular_velocity": (3,), "angular_acceleration": (3,)}
-
-    def __init__(self, **entries):
-        for key, value in entries.items():
-            if key not in self._SHAPES:
-                raise ModelError(
-                    f"unknown base-motion entry {key!r}; valid entries: {sorted(self._SHAPES)}"
-                )
-            setattr(self, "_" + key, _time_function(value, f"base motion {key}", self._SHAPES[key]))
-        for key in self._SHAPES:
-            if not hasattr(self, "_" + key):
-                setattr(self, "_" + key, None)
-        if self._orientation is not None and not is_rotation(self._orientation(0.0), 1e-8):
-            raise ModelError("base motion orientation must be a rotation matrix at t=0")
-        self._check_derivatives()
-
-    def _check_derivatives(self):
-        """Refuse a position/velocity/acceleration triple that contradicts itself."""
-        pairs = [("position", "velocity"), ("velocity", "acceleration"),
-                 ("angular_velocity", "angular_acceleration")]
-        h = 1e-5
-        for f_name, d_name in pairs:
-            f = getattr(self, "_" + f_name)
-            d = getattr(self, "_" + d_name)
-            if f is None and d is None:
-                continue
-            if f is None:  # missing means constant zero, so its derivative must vanish
-                f = lambda t: np.zeros(3)  # noqa: E731
-            for t in (0.0, 0.37):
-                fd = (np.asarray(f(t + h)) - np.asarray(f(t - h))) / (2 * h)
-                given = np.zeros(3) if d is None else np.asarray(d(t), dtype=float)
-                if np.abs(fd - given).max() > 1e-4 * (1.0 + np.abs(fd).max()):
-                    raise ModelError(
-                        f"base motion: {d_name} at t={t} is {given.tolist()} but the derivative "
-                        f"of {f_name} is {np.round(fd, 6).tolist()}; give consistent functions"
-                    )
-        if self._orientation is not None:  # dA/dt A^T = skew(angular velocity)
-            for t in (0.0, 0.37):
-                dA = (np.asarray(self._orientation(t + h)) - np.asarray(self._orientation(t - h)))
-                fd = vee(dA / (2 * h) @ np.asarray(self._orientation(t)).T)
-                given = (np.zeros(3) if self._angular_velocity is None
-                         else np.asarray(self._angular_velocity(t), dtype=float))
-                if np.abs(fd - given).max() > 1e-4 * (1.0 + np.abs(fd).max()):
-                    raise ModelError(
-                        f"base motion: angular_velocity at t={t} is {given.tolist()} but the "
-                        f"orientation turns at {np.round(fd, 6).tolist()}; give consistent "
-                        "functions"
-                    )
-
-    def state(self, t=0.0):
-        """Dict with the six entries evaluated at time ``t``."""
-        out = {}
-        for key, shape in self._SHAPES.items():
-            fn = getattr(self, "_" + key)
-            default = _EYE if key == "orientation" else np.zeros(shape)
-            out[key] = default if fn is None else np.asarray(fn(t), dtype=float)
-        return out
-
-
-# -------------------------------------------------------------------------- state
-@dataclass
-class State:
-    """A checked state (see :meth:`Model.check_state`): arrays flattened to one batch axis.
-
-    Attributes
-    ----------
-    q : (B, nq) with unit quaternions; qd, tau, qdd : (B, nv) or None
-    batch : tuple
-        The broadcast leading shape of the inputs (``()`` for single states).
-    t : float
-    """
-
-    q: np.ndarray
-    qd: np.ndarray | None
-    tau: np.ndarray | None
-    qdd: np.ndarray | None
-    batch: tuple
-    t: float
-    model: object = None
-
-    def result(self, out, what="the result"):
-        """Reshape a (B, ...) result to ``batch + (...)``; refuse non-finite values with
-        :class:`~mbcourse.errors.SingularSystemError` naming the likely cause."""
-        out = np.asarray(out)
-        if not np.all(np.isfinite(out)):
-            item = int(np.argwhere(~np.isfinite(out.reshape(out.shape[0], -1)))[0, 0])
-            speeds = 0.0 if self.qd is None else float(np.abs(self.qd[item]).max(initial=0.0))
-            cause = (f"the speeds are too large to square (max |qd| = {speeds:.3g})"
-                     if speeds > 1e100 else
-                     "the mass matrix is singular at this configuration or the forces overflow")
-            where = f" (batch item {np.unravel_index(item, self.batch)})" if self.batch else ""
-            raise SingularSystemError(f"{what} is not finite{where}: {cause}")
-        return out.reshape(self.batch + out.shape[1:])
+def _deprecated(old, new):
+    warnings.warn(f"{old} is deprecated: use {new} (qd names the speeds everywhere)",
+                  DeprecationWarning, stacklevel=3)
 
 
 # -------------------------------------------------------------------------- model
@@ -688,8 +372,8 @@ class Model:
                 f"body {name!r} already exists (body names must be unique; "
                 f"existing: {list(self._body_index)})"
             )
-        body = Body(name, len(self._bodies), _positive(mass, f"body {name!r}: mass"),
-                    _inertia(inertia, name), self)
+        body = Body(name, len(self._bodies), positive(mass, f"body {name!r}: mass"),
+                    inertia_tensor(inertia, name), self)
         self._bodies.append(body)
         self._body_index[name] = body.index
         self._touch()
@@ -765,19 +449,7 @@ class Model:
         R0 = frozen(_EYE) if orientation is None else \
             rotation_matrix(orientation, f"joint {name!r}: orientation")
         cls = JOINT_KINDS[kind]
-        extra = {}
-        for key, value in (("axis", axis), ("axes", axes), ("lead", lead)):
-            if key in cls._PARAMETERS:
-                if value is None:
-                    example = {"axis": "axis=(x, y, z)", "axes": "axes=(axis1, axis2)",
-                               "lead": "a finite nonzero lead= (advance per turn)"}[key]
-                    raise ModelError(f"joint {name!r} ({kind}) needs {example}")
-                extra[key] = value
-            elif value is not None:
-                owners = {"axis": "revolute, prismatic, screw and cylindrical", "axes": "universal",
-                          "lead": "screw"}[key]
-                raise ModelError(f"joint {name!r}: only {owners} joints take {key}= "
-                                 f"(a {kind} joint got {key}={value!r})")
+        extra = joint_parameters(cls, name, axis=axis, axes=axes, lead=lead)
         joint = cls(name, len(self._joints), ip, im, pp, cp, R0, model=self, **extra)
         for key in extra:  # validated like a later assignment
             object.__setattr__(joint, key, joint._validate(key, extra[key]))
@@ -816,8 +488,8 @@ class Model:
             raise ModelError(f"load {label!r}: frame must be 'world' or 'body', got {frame!r}")
         if force is None and torque is None:
             raise ModelError(f"load {label!r}: add_force needs force= and/or torque=")
-        load = Load(idx, _state_function(force, f"load {label!r}: force", (3,)),
-                    _state_function(torque, f"load {label!r}: torque", (3,)),
+        load = Load(idx, state_function(force, f"load {label!r}: force", (3,)),
+                    state_function(torque, f"load {label!r}: torque", (3,)),
                     vector(point, f"load {label!r}: point"), frame, label, self)
         self._loads.append(load)
         self._touch()
@@ -893,7 +565,7 @@ class Model:
         """Generalized forces ``fn(t, q, qd)`` -> (nv,), added to every formulation's ``tau``
         (a control law, friction, ...)."""
         label = self._new_name(name, "generalized force", self._generalized_forces)
-        element = GeneralizedForce(label, _state_function(fn, f"generalized force {label!r}",
+        element = GeneralizedForce(label, state_function(fn, f"generalized force {label!r}",
                                                           (self.nv,)), self)
         if not callable(element.fn):
             raise ModelError(f"generalized force {label!r} must be a callable f(t, q, qd); "
@@ -925,7 +597,8 @@ class Model:
 
     @property
     def nv(self):
-        """Length of the generalized-speed vector ``v`` (= degrees of freedom of a tree)."""
+        """Length of the generalized-speed vector ``qd`` (= degrees of freedom of a tree;
+        Pinocchio's name ``nv``)."""
         return self.prepared("nv", lambda: sum(j.nv for j in self._joints))
 
     def body(self, name):
@@ -944,51 +617,17 @@ class Model:
         return [f"{j.name}.{c}" for j in self._joints for c in j.coordinate_names]
 
     @property
+    def qd_names(self):
+        """Names of the generalized speeds (of ``qd``, ``qdd`` and ``tau``)."""
+        return [f"{j.name}.{c}" for j in self._joints for c in j.qd_names]
+
+    @property
     def v_names(self):
-        """Names of the generalized speeds."""
-        return [f"{j.name}.{c}" for j in self._joints for c in j.v_names]
+        """Deprecated name of :attr:`qd_names` (kept for one release)."""
+        _deprecated("Model.v_names", "Model.qd_names")
+        return self.qd_names
 
     # ----------------------------------------------------- coordinates by name
-    def _to_dict(self, name, value, size, labels):
-        arr = self._check_array(name, value, size, lambda: labels)
-        if arr.ndim == 1:
-            return {label: float(x) for label, x in zip(labels, arr)}
-        return {label: arr[..., k].copy() for k, label in enumerate(labels)}
-
-    def _from_dict(self, name, values, labels, default, partial):
-        from collections.abc import Mapping
-
-        if not isinstance(values, Mapping):
-            raise ShapeError(f"{name} must be a dict {{coordinate name: value}} with the names "
-                             f"{labels}, got {type(values).__name__}")
-        unknown = [key for key in values if key not in labels]
-        missing = [label for label in labels if label not in values]
-        if unknown:
-            raise ShapeError(f"{name}: unknown coordinate name(s) {unknown}; the names of this "
-                             f"model are {labels}")
-        if missing and not partial:
-            raise ShapeError(f"{name}: missing coordinate(s) {missing}; give every one of "
-                             f"{labels} or pass partial=True to default the missing ones to "
-                             f"{'neutral_q()' if name == 'q' else 'zero'}")
-        entries = []
-        for k, label in enumerate(labels):
-            value = values.get(label, default[k])
-            if np.iscomplexobj(value):
-                raise ShapeError(f"{name}[{label!r}] must be real, got {value!r}")
-            try:
-                entries.append(np.asarray(value, dtype=float))
-            except (TypeError, ValueError):
-                raise ShapeError(f"{name}[{label!r}] must be a number (or an array of numbers "
-                                 f"for a batch), got {value!r}") from None
-        try:
-            batch = np.broadcast_shapes(*(e.shape for e in entries))
-        except ValueError:
-            shapes = {label: e.shape for label, e in zip(labels, entries) if e.shape}
-            raise ShapeError(f"{name}: the values' shapes do not broadcast: {shapes}") from None
-        if not entries:
-            return np.zeros(0)
-        return np.stack([np.broadcast_to(e, batch) for e in entries], axis=-1)
-
     def q_to_dict(self, q):
         """The configuration as ``{name: value}`` with the names of :attr:`q_names`.
 
@@ -1001,7 +640,7 @@ class Model:
         >>> m.q_to_dict([0.1, 0.2])
         {'A.angle': 0.1, 'B.angle': 0.2}
         """
-        return self._to_dict("q", q, self.nq, self.q_names)
+        return _state.to_dict("q", q, self.nq, self.q_names)
 
     def q_from_dict(self, values, partial=False):
         """The configuration vector from ``{name: value}`` (names of :attr:`q_names`).
@@ -1038,11 +677,11 @@ class Model:
         mbcourse.errors.ShapeError: q: missing coordinate(s) ['A.angle']; give every one of ... or
         pass partial=True to default the missing ones to neutral_q()
         """
-        return self.check_q(self._from_dict("q", values, self.q_names, self.neutral_q(),
+        return self.check_q(_state.from_dict("q", values, self.q_names, self.neutral_q(),
                                             partial))
 
     def qd_to_dict(self, qd):
-        """The generalized speeds as ``{name: value}`` with the names of :attr:`v_names`.
+        """The generalized speeds as ``{name: value}`` with the names of :attr:`qd_names`.
 
         Examples
         --------
@@ -1053,11 +692,11 @@ class Model:
         >>> m.qd_to_dict([0.0, 0.0, 3.0])
         {'ball.wx': 0.0, 'ball.wy': 0.0, 'ball.wz': 3.0}
         """
-        return self._to_dict("qd", qd, self.nv, self.v_names)
+        return _state.to_dict("qd", qd, self.nv, self.qd_names)
 
     def qd_from_dict(self, values, partial=False):
         """The generalized speeds (..., nv) from ``{name: value}`` (names of
-        :attr:`v_names`); with ``partial=True`` missing speeds are zero.
+        :attr:`qd_names`); with ``partial=True`` missing speeds are zero.
 
         Examples
         --------
@@ -1066,54 +705,10 @@ class Model:
         >>> m.qd_from_dict({"A.angle": [1.0, 2.0]}, partial=True).tolist()
         [[1.0, 0.0], [2.0, 0.0]]
         """
-        return self.check_v(self._from_dict("qd", values, self.v_names, np.zeros(self.nv),
+        return self.check_qd(_state.from_dict("qd", values, self.qd_names, np.zeros(self.nv),
                                             partial))
 
     # ----------------------------------------------------------------- summary
-    def _summary_tables(self):
-        """(title, headers, rows) of the bodies and joints, for :meth:`summary`."""
-        bodies = []
-        for b in self._bodies:
-            if b.index == 0:
-                motion = "prescribed motion" if self.base_motion else "fixed"
-                bodies.append(("0", b.name, "base", motion))
-            else:
-                J = b.inertia
-                if np.abs(J - np.diag(np.diag(J))).max() <= 1e-12 * np.abs(J).max():
-                    text = "diag(" + ", ".join(f"{x:.4g}" for x in np.diag(J)) + ")"
-                else:
-                    text = "principal " + ", ".join(f"{x:.4g}" for x in np.linalg.eigvalsh(J))
-                bodies.append((str(b.index), b.name, f"{b.mass:g}", text))
-        joints = []
-        cut = set()
-        try:
-            if not self.graph.is_tree:
-                cut = set(self.graph.spanning_tree()[1].tolist())
-        except TopologyError:
-            pass
-        for j in self._joints:
-            def where(s):
-                return "-" if s.stop == s.start else (
-                    f"{s.start}" if s.stop == s.start + 1 else f"{s.start}:{s.stop}")
-            coords = ", ".join(j.coordinate_names) or "(welded)"
-            if j.v_names != j.coordinate_names:
-                coords += "; speeds " + ", ".join(j.v_names)
-            kind = j.kind + (" (closes a loop)" if j.index in cut else "")
-            joints.append((str(j.index), j.name, kind, self._bodies[j.parent].name,
-                           self._bodies[j.child].name, where(j.q_slice), where(j.v_slice),
-                           coords))
-        return [("Bodies", ("#", "name", "mass", "central inertia (body axes)"), bodies),
-                ("Joints", ("#", "name", "kind", "parent", "child", "q", "v", "coordinates"),
-                 joints)]
-
-    def _summary_header(self):
-        extra = [f"{len(seq)} {label}" for seq, label in
-                 ((self._loads, "loads"), (self._springs, "springs"),
-                  (self._joint_springs, "joint springs"),
-                  (self._generalized_forces, "generalized forces")) if seq]
-        return (f"Model: {self.n} bodies, {self.m} joints, nq={self.nq}, nv={self.nv}, "
-                f"gravity={self.gravity.tolist()}" + ("; " + ", ".join(extra) if extra else ""))
-
     def summary(self):
         """A readable table of the bodies (masses, principal moments of inertia) and joints
         (kind, parent, child, slices of ``q`` and ``v``, coordinate names).
@@ -1150,244 +745,86 @@ class Model:
           #  name  kind       parent  child  q    v    coordinates
           0  ball  spherical  ground  top    0:4  0:3  qw, qx, qy, qz; speeds wx, wy, wz
         """
-        lines = [self._summary_header()]
-        for title, headers, rows in self._summary_tables():
-            lines.append(title)
-            if not rows:
-                lines.append("  (none)")
-                continue
-            widths = [max(len(str(r[k])) for r in rows + [headers])
-                      for k in range(len(headers))]
-            for r in [headers] + rows:
-                lines.append(("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
-                             .rstrip())
-        return "\n".join(lines)
+        return _summary.text(self)
 
     def __str__(self):
-        return self.summary()
+        return _summary.text(self)
 
     def _repr_html_(self):
-        import html
-
-        parts = [f"<p><b>{html.escape(self._summary_header())}</b></p>"]
-        for title, headers, rows in self._summary_tables():
-            head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-            body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r)
-                           + "</tr>" for r in rows)
-            parts.append(f"<p>{title}</p><table><thead><tr>{head}</tr></thead>"
-                         f"<tbody>{body}</tbody></table>")
-        return "\n".join(parts)
+        return _summary.html(self)
 
     def validate(self):
-        """Check the model is complete: at least one joint, every body connected to the base.
-
-        Raises
-        ------
-        TopologyError
-            Naming the bodies that hang in the air.
-        """
-        if not self._joints:
-            raise TopologyError("the model has no joints: connect every body to the base")
-        ip = np.array([j.parent for j in self._joints])
-        im = np.array([j.child for j in self._joints])
-        seen = _graph.reachable(ip, im, self.n)
-        if not seen.all():
-            names = [self._bodies[i].name for i in np.flatnonzero(~seen)]
-            raise TopologyError(
-                f"bodies {names} are not connected to {self._bodies[0].name!r} by any chain of "
-                "joints; add a joint (a 'free' joint for a floating body)"
-            )
+        """Check the model is complete: at least one joint, every body connected to the base
+        (a :class:`~mbcourse.errors.TopologyError` names the bodies that hang in the air)."""
+        _topology.validate(self)
 
     @property
     def graph(self):
         """The :class:`mbcourse.graph.Graph` of the model (i+ = parent, i- = child)."""
-        def build():
-            self.validate()
-            return _graph.Graph(
-                np.array([j.parent for j in self._joints]),
-                np.array([j.child for j in self._joints]),
-                tuple(b.name for b in self._bodies),
-                tuple(j.name for j in self._joints),
-            )
-        return self.prepared("graph", build)
+        return self.prepared("graph", lambda: _topology.build_graph(self))
 
     def _tree(self):
-        """Traversal of the spanning tree from the base (prepared once per version).
-
-        Returns a list of ``(joint, forward)`` in parent-before-child order, where
-        ``forward`` tells whether the joint's parent is the body nearer the base.
-        """
-        def build():
-            g = self.graph
-            tree, _ = g.spanning_tree()
-            pred_v, pred_a, order = _graph.predecessors(g.i_plus[tree], g.i_minus[tree], g.n)
-            steps = []
-            for body in order[1:]:
-                joint = self._joints[tree[pred_a[body]]]
-                steps.append((joint, joint.child == body))
-            return steps
-        return self.prepared("tree", build)
+        """Traversal of the spanning tree from the base (prepared once per version): a list
+        of ``(joint, forward)`` in parent-before-child order, ``forward`` telling whether
+        the joint's parent is the body nearer the base."""
+        return self.prepared("tree", lambda: _topology.traversal(self))
 
     tree_traversal = _tree
 
     def require_tree(self, method):
-        """Return the graph, or raise ``TopologyError`` naming the joints that close loops.
-
-        Parameters
-        ----------
-        method : str
-            Name of the method that needs a tree, for the message.
-        """
-        g = self.graph
-        if not g.is_tree:
-            _, cut = g.spanning_tree()
-            raise TopologyError(
-                f"{method} needs a tree, but joints {[self._joints[a].name for a in cut]} close "
-                "loops; use mb.loops.forward_dynamics (the cut-joint method of section 3.6) or "
-                "mb.cartesian.forward_dynamics (constraint rows handle loops)"
-            )
-        return g
+        """Return the graph, or raise ``TopologyError`` naming the joints that close loops
+        (``method``: the name of the caller, for the message)."""
+        return _topology.require_tree(self, method)
 
     def outward_joints(self, method):
-        """Joints in base-to-leaves order for a recursion that walks outward from the base.
-
-        Parameters
-        ----------
-        method : str
-            Name of the recursion, for the error messages.
-
-        Raises
-        ------
-        TopologyError
-            For closed loops (naming the joints that close them) and for joints whose child
-            is nearer the base (a recursion needs each body after its parent).
-        """
-        def build():
-            self.require_tree(method)
-            steps = self._tree()
-            backward = [j.name for j, forward in steps if not forward]
-            if backward:
-                raise TopologyError(
-                    f"joints {backward} point toward the base (their child is nearer body 0); "
-                    f"{method} walks outward from the base: add those joints with parent and "
-                    "child swapped"
-                )
-            return [j for j, _ in steps]
-        return self.prepared(("outward_joints",), build)
+        """Joints in base-to-leaves order for a recursion that walks outward from the base;
+        ``TopologyError`` for closed loops (naming the joints that close them) and for
+        joints whose child is nearer the base (``method`` names the recursion)."""
+        return self.prepared(("outward_joints",), lambda: _topology.outward_joints(self, method))
 
     # ---------------------------------------------------------- state checks
-    def _check_array(self, name, value, size, labels):
-        """``labels`` is a function giving the coordinate names (built only for a message)."""
-        if np.iscomplexobj(value):
-            raise ShapeError(f"{name} must be real numbers, got a complex array "
-                             f"({', '.join(labels()) or 'no coordinates'})")
-        try:
-            arr = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise ShapeError(f"{name} must be an array of {size} numbers, got {value!r}") from None
-        if arr.ndim == 0 or arr.shape[-1] != size:
-            raise ShapeError(
-                f"{name} must have shape ({size},) or (..., {size}) for this model "
-                f"({', '.join(labels()) or 'no coordinates'}), got shape {arr.shape}"
-            )
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            where = np.argwhere(bad)[0]
-            idx = int(where[-1])
-            raise ShapeError(
-                f"{name}[{', '.join(map(str, where))}] ({labels()[idx]}) is {arr[tuple(where)]}: "
-                "every entry must be finite"
-            )
-        return arr
-
     def check_q(self, q):
         """Validate a configuration of shape (..., nq); returns floats with unit
-        quaternions (renormalized within ``QUATERNION_TOL``, refused beyond)."""
-        q = self._check_array("q", q, self.nq, lambda: self.q_names)
-        if self.prepared("has_quaternions",
-                         lambda: any(j.quaternion is not None for j in self._joints)):
-            q = normalize_quaternions(self._joints, np.array(q), self.q_names)
-        return q
+        quaternions (renormalized within ``QUATERNION_TOL``, refused beyond).
+        See :func:`mbcourse.state.check_q`."""
+        return _state.check_q(self, q)
+
+    def check_qd(self, qd, name="qd"):
+        """Validate generalized speeds (or accelerations: ``name``) of shape (..., nv)."""
+        return _state.check_qd(self, qd, name)
 
     def check_v(self, v, name="qd"):
-        """Validate generalized speeds (or accelerations) of shape (..., nv)."""
-        return self._check_array(name, v, self.nv, lambda: self.v_names)
+        """Deprecated name of :meth:`check_qd` (kept for one release)."""
+        _deprecated("Model.check_v", "Model.check_qd")
+        return _state.check_qd(self, v, name)
 
     def check_tau(self, tau):
         """Validate generalized forces (``None`` means zero)."""
-        if tau is None:
-            return np.zeros(self.nv)
-        return self._check_array("tau", tau, self.nv, lambda: self.v_names)
+        return _state.check_tau(self, tau)
 
     def check_state(self, q, qd=None, tau=None, *, qdd=None, t=0.0, qd_name="qd"):
-        """The one input check of every public function.
-
-        Parameters
-        ----------
-        q : array_like, shape (..., nq)
-        qd, tau, qdd : array_like, shape (..., nv), optional
-            ``tau=None`` gives zeros; ``qd``/``qdd`` left ``None`` stay ``None``.
-        t : float
-        qd_name : str
-            The name of ``qd`` in messages (``"p"`` where momenta take its place).
-
-        Returns
-        -------
-        State
-            Arrays broadcast to one common batch and flattened to ``(B, n)``;
-            ``State.result`` restores the batch shape.
-
-        Raises
-        ------
-        ShapeError
-            Wrong last dimension, batch shapes that do not broadcast (naming both), complex,
-            NaN or infinite entries (naming the coordinate), a time that is not a real number.
-        InconsistentStateError
-            A zero or far-from-unit quaternion (naming the joint).
+        """The one input check of every public function: shapes (any leading batch), real
+        finite numbers, unit quaternions; returns a :class:`~mbcourse.state.State` of arrays
+        flattened to ``(B, n)``. See :func:`mbcourse.state.check_state`.
 
         Examples
         --------
         >>> import mbcourse as mb
-        >>> m = mb.models.double_pendulum()
-        >>> s = m.check_state([[0.1, 0.2]] * 5, [0.0, 1.0])
+        >>> s = mb.models.double_pendulum().check_state([[0.1, 0.2]] * 5, [0.0, 1.0])
         >>> s.q.shape, s.qd.shape, s.batch
         ((5, 2), (5, 2), (5,))
-        >>> m.check_state([[0.1, 0.2]] * 5, [[0.0, 1.0]] * 4)
-        Traceback (most recent call last):
-        ...
-        mbcourse.errors.ShapeError: batch shapes do not match: q has shape (5, 2), qd has shape (4, 2)
         """
-        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not np.isfinite(t):
-            raise ShapeError(f"t must be a finite real number (the time), got {t!r}")
-        arrays = {"q": self.check_q(q)}
-        for name, value in ((qd_name, qd), ("tau", tau), ("qdd", qdd)):
-            if value is not None:
-                arrays[name] = self.check_v(value, name)
-        try:
-            batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays.values()))
-        except ValueError:
-            shapes = ", ".join(f"{k} has shape {a.shape}" for k, a in arrays.items())
-            raise ShapeError(f"batch shapes do not match: {shapes}") from None
-        B = int(np.prod(batch, dtype=int))
-        flat = {k: np.broadcast_to(a, batch + a.shape[-1:]).reshape(B, a.shape[-1])
-                for k, a in arrays.items()}
-        if "tau" not in flat:
-            flat["tau"] = np.zeros((B, self.nv))
-        return State(flat["q"], flat.get(qd_name), flat["tau"], flat.get("qdd"), tuple(batch),
-                     float(t), self)
+        return _state.check_state(self, q, qd, tau, qdd=qdd, t=t, qd_name=qd_name)
 
+    # ------------------------------------------- evaluation: checked wrappers
     def neutral_q(self):
         """The configuration with every joint at ``q = 0`` (identity quaternions)."""
         return np.concatenate([j.neutral() for j in self._joints]) if self._joints else np.zeros(0)
 
-    def qdot(self, q, v):
-        """Derivative of the configuration, ``dq/dt`` (differs from ``v`` for quaternions)."""
-        q = self.check_q(q)
-        v = self.check_v(v)
-        out = np.empty(np.broadcast_shapes(q.shape[:-1], v.shape[:-1]) + (self.nq,))
-        for j in self._joints:
-            out[..., j.q_slice] = j.qdot(q[..., j.q_slice], v[..., j.v_slice])
-        return out
+    def qdot(self, q, qd):
+        """Derivative of the configuration, ``dq/dt`` (differs from ``qd`` for quaternions);
+        see :func:`mbcourse.poses.qdot`."""
+        return _poses.qdot(self, self.check_q(q), self.check_qd(qd))
 
     def normalize_q(self, q):
         """Scale the quaternions of spherical and free joints to unit length (any nonzero
@@ -1403,54 +840,16 @@ class Model:
         >>> m.normalize_q([0.0, 0.0, 0.0, 5.0]).tolist()
         [0.0, 0.0, 0.0, 1.0]
         """
-        q = np.array(self._check_array("q", q, self.nq, lambda: self.q_names), dtype=float)
-        for j in self._joints:
-            if j.quaternion is not None:
-                s = slice(j.q_slice.start + j.quaternion.start, j.q_slice.start + j.quaternion.stop)
-                norm = np.linalg.norm(q[..., s], axis=-1, keepdims=True)
-                q[..., s] /= np.where(norm > 0, norm, 1.0)  # a zero one stays zero: refused
-        return normalize_quaternions(self._joints, q, self.q_names)
+        return _poses.normalize_q(self, _state.check_array("q", q, self.nq,
+                                                           lambda: self.q_names))
 
-    # ------------------------------------------------------------ kinematics
     def body_poses(self, q, t=0.0):
-        """Centre-of-mass positions and orientations of all bodies (base included).
+        """Centre-of-mass positions ``r`` (..., n + 1, 3), inertial axes, and orientations
+        ``A`` (..., n + 1, 3, 3), body axes to inertial axes, of all bodies (base included;
+        ``t`` matters only with a prescribed base motion): :func:`mbcourse.poses.body_poses`."""
+        return _poses.body_poses(self, self.check_q(q), t)
 
-        Parameters
-        ----------
-        q : array_like, shape (nq,) or (B, nq)
-        t : float
-            Time (only matters with a prescribed base motion).
-
-        Returns
-        -------
-        r : ndarray, shape (..., n + 1, 3)
-            Centres of mass in inertial axes (``r[..., 0]`` is the base origin).
-        A : ndarray, shape (..., n + 1, 3, 3)
-            Body axes to inertial axes.
-        """
-        q = self.check_q(q)
-        batch = q.shape[:-1]
-        r = np.zeros(batch + (self.n + 1, 3))
-        A = np.zeros(batch + (self.n + 1, 3, 3))
-        base = self.base_motion.state(t) if self.base_motion else None
-        r[..., 0, :] = 0.0 if base is None else base["position"]
-        A[..., 0, :, :] = _EYE if base is None else base["orientation"]
-        for joint, forward in self._tree():
-            qa = q[..., joint.q_slice]
-            R = joint.rotation(qa)
-            lever = joint.parent_point + joint.z(qa)
-            i, c = joint.parent, joint.child
-            if forward:  # parent known
-                A[..., c, :, :] = A[..., i, :, :] @ R
-                r[..., c, :] = (r[..., i, :] + (A[..., i, :, :] @ lever[..., None])[..., 0]
-                                - (A[..., c, :, :] @ joint.child_point[..., None])[..., 0])
-            else:  # child known: walk the joint backwards
-                A[..., i, :, :] = A[..., c, :, :] @ np.swapaxes(R, -1, -2)
-                r[..., i, :] = (r[..., c, :] + (A[..., c, :, :] @ joint.child_point[..., None])[..., 0]
-                                - (A[..., i, :, :] @ lever[..., None])[..., 0])
-        return r, A
-
-    def body_velocities(self, q, v, t=0.0):
+    def body_velocities(self, q, qd, t=0.0):
         """Centre-of-mass velocities and angular velocities, inertial axes.
 
         Returns
@@ -1458,33 +857,7 @@ class Model:
         vel : ndarray, shape (..., n + 1, 3)
         omega : ndarray, shape (..., n + 1, 3)
         """
-        q = self.check_q(q)
-        v = self.check_v(v)
-        r, A = self.body_poses(q, t)
-        batch = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
-        vel = np.zeros(batch + (self.n + 1, 3))
-        omega = np.zeros(batch + (self.n + 1, 3))
-        if self.base_motion:
-            base = self.base_motion.state(t)
-            vel[..., 0, :] = base["velocity"]
-            omega[..., 0, :] = base["angular_velocity"]
-        for joint, forward in self._tree():
-            qa, va = q[..., joint.q_slice], v[..., joint.v_slice]
-            i, c = joint.parent, joint.child
-            Ai = A[..., i, :, :]
-            rel_omega = (Ai @ (joint.p(qa) @ va[..., None]))[..., 0]
-            rel_vel = (Ai @ (joint.k(qa) @ va[..., None]))[..., 0]
-            lever_i = (Ai @ (joint.parent_point + joint.z(qa))[..., None])[..., 0]
-            lever_c = (A[..., c, :, :] @ joint.child_point[..., None])[..., 0]
-            if forward:
-                omega[..., c, :] = omega[..., i, :] + rel_omega
-                vel[..., c, :] = (vel[..., i, :] + cross(omega[..., i, :], lever_i) + rel_vel
-                                  - cross(omega[..., c, :], lever_c))
-            else:
-                omega[..., i, :] = omega[..., c, :] - rel_omega
-                vel[..., i, :] = (vel[..., c, :] + cross(omega[..., c, :], lever_c) - rel_vel
-                                  - cross(omega[..., i, :], lever_i))
-        return vel, omega
+        return _poses.body_velocities(self, self.check_q(q), self.check_qd(qd), t)
 
     def masses(self):
         """Masses of bodies 1..n, shape (n,)."""
@@ -1495,14 +868,9 @@ class Model:
         return self.prepared("inertias", lambda: frozen(
             np.array([b.inertia for b in self._bodies[1:]]).reshape(-1, 3, 3)))
 
-    def kinetic_energy(self, q, v, t=0.0):
+    def kinetic_energy(self, q, qd, t=0.0):
         """Kinetic energy ``sum(m v^2 / 2 + omega^T J omega / 2)``, shape (...,)."""
-        _, A = self.body_poses(q, t)
-        vel, omega = self.body_velocities(q, v, t)
-        omega_body = (np.swapaxes(A[..., 1:, :, :], -1, -2) @ omega[..., 1:, :, None])[..., 0]
-        J_omega = (self.inertias() @ omega_body[..., None])[..., 0]
-        return 0.5 * (np.sum(self.masses() * np.sum(vel[..., 1:, :] ** 2, axis=-1), axis=-1)
-                      + np.sum(omega_body * J_omega, axis=(-1, -2)))
+        return _energy.kinetic_energy(self, self.check_q(q), self.check_qd(qd), t)
 
     def potential_energy(self, q, t=0.0):
         """Potential energy of gravity and of every spring, shape (...,).
@@ -1510,132 +878,17 @@ class Model:
         ``-sum(m g . r)`` plus ``stiffness (L - rest_length)^2 / 2`` of each
         :meth:`add_spring` and ``stiffness (q - rest)^2 / 2`` of each joint spring.
         """
-        q = self.check_q(q)
-        r, A = self.body_poses(q, t)
-        U = -np.sum(self.masses() * (r[..., 1:, :] @ self.gravity), axis=-1)
-        for s in self._springs:
-            U = U + s.energy(np.linalg.norm(self._spring_geometry(s, r, A)[2], axis=-1))
-        for s in self._joint_springs:
-            dq = q[..., s.joint.q_slice] - s.rest
-            U = U + 0.5 * np.sum(s.stiffness * dq * dq, axis=-1)
-        return U
-
-    def _spring_geometry(self, s, r, A, vel=None, omega=None):
-        """Attachment points' lever arms (inertial axes) and ``d = P_b - P_a``; with
-        velocities also ``dd/dt``."""
-        la = (A[..., s.body_a, :, :] @ s.point_a[:, None])[..., 0]
-        lb = (A[..., s.body_b, :, :] @ s.point_b[:, None])[..., 0]
-        d = r[..., s.body_b, :] + lb - r[..., s.body_a, :] - la
-        if vel is None:
-            return la, lb, d
-        dd = (vel[..., s.body_b, :] + cross(omega[..., s.body_b, :], lb)
-              - vel[..., s.body_a, :] - cross(omega[..., s.body_a, :], la))
-        return la, lb, d, dd
-
-    def _spring_tension(self, s, d, dd):
-        """Tension and unit direction from ``a`` to ``b``; refuses coinciding points where
-        the direction matters."""
-        L = np.linalg.norm(d, axis=-1)
-        scale = 1.0 + np.abs(d).max(initial=0.0)
-        if np.any(L <= 1e-12 * scale) and (s.rest_length > 0 or s.damping > 0):
-            raise SingularSystemError(
-                f"spring {s.name!r}: its two points coincide, so the direction of its force is "
-                "undefined (a spring with rest_length 0 and no damping is the only one defined "
-                "there); move its attachment points apart"
-            )
-        u = d / np.where(L > 0, L, 1.0)[..., None]
-        T = s.stiffness * (L - s.rest_length)
-        if s.damping > 0 and dd is not None:
-            T = T + s.damping * np.sum(u * dd, axis=-1)
-        return T, u, L
-
-    def _needs_state(self):
-        """Whether force elements need body positions (springs) and velocities (dampers)."""
-        springs = bool(self._springs)
-        dampers = any(s.damping > 0 for s in self._springs)
-        return springs, dampers
+        return _energy.potential_energy(self, self.check_q(q), t)
 
     def applied_wrenches(self, q=None, *, qd=None, t=0.0, poses=None, velocities=None,
                          orientations=None):
-        """Resultant applied force and moment about each centre of mass, inertial axes.
-
-        Gravity, every :meth:`add_force` load and every :meth:`add_spring` spring-damper.
-
-        Parameters
-        ----------
-        q : array_like, shape (..., nq)
-            The configuration (needed by springs and by callable loads).
-        qd : array_like, shape (..., nv), optional
-            The speeds (dampers and callable loads); ``None`` means at rest.
-        t : float
-        poses : (r, A), optional
-            Body positions (..., n + 1, 3) and orientations (..., n + 1, 3, 3) already at
-            hand (absolute-coordinate formulations); computed from ``q`` otherwise.
-        velocities : (vel, omega), optional
-            Body velocities and angular velocities (..., n + 1, 3), inertial axes.
-        orientations : ndarray, shape (..., n + 1, 3, 3), optional
-            Orientations alone: enough for a model without springs.
-
-        Returns
-        -------
-        F, M : ndarray, shape (..., n + 1, 3)
-            Row 0 (the base) is zero.
-        """
-        springs, dampers = self._needs_state()
-        state_loads = any(callable(f) for ld in self._loads for f in (ld.force, ld.torque))
-        if q is not None:
-            q = self.check_q(q)
-        if (springs or state_loads) and q is None and (poses is None or state_loads):
-            raise ShapeError("this model has springs or state-dependent loads: "
-                             "applied_wrenches needs q (and qd for dampers)")
-        if poses is not None:
-            r, A = poses
-        elif orientations is not None and not springs:
-            r, A = None, np.asarray(orientations, dtype=float)
-        else:
-            r, A = self.body_poses(q, t)
-        if qd is not None:
-            qd = self.check_v(qd)
-        F = np.zeros(A.shape[:-2] + (3,))
-        M = np.zeros_like(F)
-        F[..., 1:, :] = self.masses()[:, None] * self.gravity
-        for load in self._loads:
-            Ab = A[..., load.body, :, :]
-            rot = (lambda x: (Ab @ x[..., None])[..., 0]) if load.frame == "body" else (lambda x: x)
-            for value, is_force in ((load.force, True), (load.torque, False)):
-                if value is None:
-                    continue
-                if callable(value):
-                    vv = np.zeros(self.nv) if qd is None else qd
-                    bq = np.broadcast_shapes(q.shape[:-1], vv.shape[:-1])
-                    vec = _evaluate(value, t, np.broadcast_to(q, bq + q.shape[-1:]),
-                                    np.broadcast_to(vv, bq + vv.shape[-1:]), (3,),
-                                    f"load {load.name!r}: {'force' if is_force else 'torque'}")
-                else:
-                    vec = value
-                f = np.broadcast_to(rot(np.asarray(vec, dtype=float)), F[..., 0, :].shape)
-                if is_force:
-                    F[..., load.body, :] += f
-                    M[..., load.body, :] += cross((Ab @ load.point[..., None])[..., 0], f)
-                else:
-                    M[..., load.body, :] += f
-        if springs:
-            if dampers and velocities is None and qd is not None:
-                velocities = self.body_velocities(q, qd, t)
-            vel, omega = velocities if velocities is not None else (None, None)
-            for s in self._springs:
-                geo = self._spring_geometry(s, r, A, vel, omega) if vel is not None else \
-                    self._spring_geometry(s, r, A) + (None,)
-                la, lb, d, dd = geo
-                T, u, _ = self._spring_tension(s, d, dd)
-                f = T[..., None] * u  # on body a, toward b
-                F[..., s.body_a, :] += f
-                M[..., s.body_a, :] += cross(la, f)
-                F[..., s.body_b, :] -= f
-                M[..., s.body_b, :] -= cross(lb, f)
-            F[..., 0, :] = 0.0
-            M[..., 0, :] = 0.0
-        return F, M
+        """Resultant applied force and moment ``F, M`` (..., n + 1, 3) about each centre of
+        mass, inertial axes: gravity, every :meth:`add_force` load and every
+        :meth:`add_spring` spring-damper (:func:`mbcourse.forces.applied_wrenches` documents
+        the parameters; ``qd=None`` means at rest)."""
+        q = None if q is None else self.check_q(q)
+        qd = None if qd is None else self.check_qd(qd)
+        return _forces.applied_wrenches(self, q, qd, t, poses, velocities, orientations)
 
     def generalized_forces(self, q, qd=None, t=0.0):
         """Generalized forces of the joint springs and :meth:`add_generalized_force`
@@ -1644,38 +897,14 @@ class Model:
         Every formulation adds them to its ``tau``.
         """
         q = self.check_q(q)
-        qd = np.zeros(q.shape[:-1] + (self.nv,)) if qd is None else self.check_v(qd)
-        batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1])
-        out = np.zeros(batch + (self.nv,))
-        for s in self._joint_springs:
-            j = s.joint
-            out[..., j.v_slice] -= (s.stiffness * (q[..., j.q_slice] - s.rest)
-                                    + s.damping * qd[..., j.v_slice])
-        for g in self._generalized_forces:
-            out += _evaluate(g.fn, t, np.broadcast_to(q, batch + q.shape[-1:]),
-                             np.broadcast_to(qd, batch + qd.shape[-1:]), (self.nv,),
-                             f"generalized force {g.name!r}")
-        return out
+        return _forces.generalized_forces(self, q, None if qd is None else self.check_qd(qd), t)
 
     def damping_power(self, q, qd, t=0.0):
         """Power of every damper, ``-sum c (dL/dt)^2 - sum c_j qd_j^2`` (<= 0), shape (...,).
 
         Along a motion without other non-conservative forces, ``d(T + U)/dt`` equals it.
         """
-        q, qd = self.check_q(q), self.check_v(qd)
-        P = np.zeros(np.broadcast_shapes(q.shape[:-1], qd.shape[:-1]))
-        if any(s.damping > 0 for s in self._springs):
-            r, A = self.body_poses(q, t)
-            vel, omega = self.body_velocities(q, qd, t)
-            for s in self._springs:
-                _, _, d, dd = self._spring_geometry(s, r, A, vel, omega)
-                L = np.linalg.norm(d, axis=-1)
-                Ldot = np.sum(d * dd, axis=-1) / np.where(L > 0, L, 1.0)
-                P = P - s.damping * Ldot ** 2
-        for s in self._joint_springs:
-            v = qd[..., s.joint.v_slice]
-            P = P - np.sum(s.damping * v * v, axis=-1)
-        return P
+        return _forces.damping_power(self, self.check_q(q), self.check_qd(qd), t)
 
     def __repr__(self):
         return (f"Model({self.n} bodies, {self.m} joints, nq={self.nq}, nv={self.nv}, "

@@ -59,7 +59,7 @@ def _single_state(model, q, v=None, name="v"):
         raise ValueError(f"the reference handles one state at a time: q has shape {q.shape}")
     if v is None:
         return q
-    v = np.asarray(model.check_v(v, name), dtype=float)
+    v = np.asarray(model.check_qd(v, name), dtype=float)
     if v.ndim != 1:
         raise ValueError(f"the reference handles one state at a time: {name} has shape {v.shape}")
     return q, v
@@ -186,7 +186,7 @@ def body_accelerations(model, q, v, vdot=None, t=0.0, step=None, renormalize=Fal
     q, v = _single_state(model, q, v)
     acc, alpha = _velocity_derivative(model, q, v, t, step, renormalize)
     if vdot is not None:
-        vdot = np.asarray(model.check_v(vdot, "vdot"), dtype=float)
+        vdot = np.asarray(model.check_qd(vdot, "vdot"), dtype=float)
         Jv, Jw = jacobians(model, q, t)
         acc += Jv @ vdot
         alpha += Jw @ vdot
@@ -253,6 +253,6 @@ def inverse_dynamics(model, q, v, vdot, t=0.0, step=None):
     ndarray, shape (nv,)
     """
     q, v = _single_state(model, q, v)
-    vdot = np.asarray(model.check_v(vdot, "vdot"), dtype=float)
+    vdot = np.asarray(model.check_qd(vdot, "vdot"), dtype=float)
     terms = _terms(model, q, v, t, step)
     return terms["M"] @ vdot + terms["h"] - terms["Q"]

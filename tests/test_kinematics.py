@@ -304,14 +304,14 @@ def test_coordinate_dictionaries_round_trip():
     np.testing.assert_allclose(model.q_from_dict(d), q, rtol=1e-15)
     np.testing.assert_allclose(model.q_from_dict(dict(reversed(d.items()))), q, rtol=1e-15)
     dv = model.qd_to_dict(qd)
-    assert list(dv) == model.v_names
+    assert list(dv) == model.qd_names
     np.testing.assert_array_equal(model.qd_from_dict(dv), qd)
     Q = np.array([q, q, q])
     dq = model.q_to_dict(Q)
     assert all(x.shape == (3,) for x in dq.values())
     np.testing.assert_allclose(model.q_from_dict(dq), Q, rtol=1e-15)
     # partial: missing coordinates take neutral_q, missing speeds zero
-    name = model.v_names[2]
+    name = model.qd_names[2]
     qd_partial = model.qd_from_dict({name: 2.5}, partial=True)
     assert qd_partial[2] == 2.5 and np.count_nonzero(qd_partial) == 1
     np.testing.assert_array_equal(model.q_from_dict({}, partial=True), model.neutral_q())

@@ -316,7 +316,7 @@ def test_bad_state_vectors_are_named():
     with pytest.raises(ShapeError, match="tau must have shape"):
         m.check_tau(np.zeros(5))
     with pytest.raises(ShapeError, match="array of 4 numbers"):
-        m.check_v("fast")
+        m.check_qd("fast")
     with pytest.raises(ShapeError):
         m.check_q(3.0)
     assert np.array_equal(m.check_tau(None), np.zeros(4))
@@ -347,3 +347,39 @@ def test_every_error_is_an_mbcourse_error():
     for cls in (ModelError, TopologyError, ShapeError, mb.errors.SingularSystemError,
                 mb.errors.InconsistentStateError):
         assert issubclass(cls, MbcourseError)
+
+
+def test_the_old_speed_names_still_work_with_a_deprecation_warning():
+    """``qd`` names the speeds everywhere; ``v_names`` and ``check_v`` stay one release."""
+    m = mb.models.double_pendulum()
+    assert m.qd_names == ["A.angle", "B.angle"]
+    with pytest.warns(DeprecationWarning, match="use Model.qd_names"):
+        assert m.v_names == m.qd_names
+    with pytest.warns(DeprecationWarning, match="use Model.check_qd"):
+        assert m.check_v([1.0, 2.0]).tolist() == [1.0, 2.0]
+    with pytest.warns(DeprecationWarning, match="use Joint.qd_names"):
+        assert m.joints[0].v_names == ("angle",)
+    q, qd = [0.3, 0.2], [1.0, -0.5]
+    T = m.kinetic_energy(q, qd)
+    assert m.kinetic_energy(q=q, qd=qd) == T
+    assert np.array_equal(m.body_velocities(q=q, qd=qd)[0], m.body_velocities(q, qd)[0])
+    assert np.array_equal(m.qdot(q=q, qd=qd), qd)
+
+
+def test_model_wrappers_equal_the_cores_on_checked_arrays():
+    """The Model/data split: each wrapper checks once and returns exactly the core's answer."""
+    from mbcourse import energy, forces, poses
+
+    m = mb.models.double_pendulum()
+    m.add_spring("k", "ground", "rod2", point_a=(0.3, 0.4, 0.0), stiffness=20.0,
+                 rest_length=0.2, damping=0.3)
+    m.add_joint_spring("A", stiffness=2.0, rest=0.1, damping=0.2)
+    q, qd = m.check_q([[0.3, 0.2], [0.1, -0.4]]), m.check_qd([1.0, -0.5])
+    assert np.array_equal(m.body_poses(q)[0], poses.body_poses(m, q)[0])
+    assert np.array_equal(m.body_velocities(q, qd)[1], poses.body_velocities(m, q, qd)[1])
+    assert np.array_equal(m.kinetic_energy(q, qd), energy.kinetic_energy(m, q, qd))
+    assert np.array_equal(m.potential_energy(q), energy.potential_energy(m, q))
+    assert np.array_equal(m.applied_wrenches(q, qd=qd)[0], forces.applied_wrenches(m, q, qd)[0])
+    assert np.array_equal(m.generalized_forces(q, qd), forces.generalized_forces(m, q, qd))
+    assert np.array_equal(m.damping_power(q, qd), forces.damping_power(m, q, qd))
+    assert np.all(m.damping_power(q, qd) < 0)

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelError, SingularSystemError
+from .. import forces as model_forces
+from .. import poses as model_poses
 from ..spatial import cross, mv, transpose
 from . import barycentre as bc
 from . import general
@@ -100,8 +102,8 @@ def prepare(model):
 
 
 def _kinematics(model, q, qd, t):
-    r, A = model.body_poses(q, t)
-    vel, omega = model.body_velocities(q, qd, t)
+    r, A = model_poses.body_poses(model, q, t)
+    vel, omega = model_poses.body_velocities(model, q, qd, t, A)
     return r, A, vel, omega
 
 
@@ -119,7 +121,8 @@ def _matrices(model, data, q, qd, t, kin):
     K[:, np.arange(n), np.arange(n)] = KW
     K = K.transpose(0, 1, 3, 2, 4).reshape(-1, 3 * n, 3 * n)
     w = omega[:, 1:]
-    F, Mext = model.applied_wrenches(q, qd=qd, t=t, poses=(r, A), velocities=(vel, omega))
+    F, Mext = model_forces.applied_wrenches(model, q, qd, t, poses=(r, A),
+                                             velocities=(vel, omega))
     cen = cross(w[:, None], cross(w[:, None], bji))  # w_j x (w_j x b_ji) at [b, i, j]
     offdiag = ~np.eye(n, dtype=bool)
     rhs = (-cross(w, mv(KW, w))
@@ -183,7 +186,7 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
     qb, qdb = state.q, state.qd
     Bn, n, N = qb.shape[0], model.n, model.nv
     with np.errstate(over="ignore", invalid="ignore"):
-        tau_total = state.tau + model.generalized_forces(qb, qdb, state.t)
+        tau_total = state.tau + model_forces.generalized_forces(model, qb, qdb, state.t)
         if np.any(tau_total[:, root.v_slice]):
             raise ModelError(
                 f"joint {root.name!r} is the fictitious joint of a free-floating system: a "

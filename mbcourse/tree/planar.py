@@ -79,6 +79,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelError, ShapeError, SingularSystemError
+from .. import forces as model_forces
 from ..spatial import axis_angle, mv, transpose
 
 __all__ = ["PlanarParameters", "prepare", "planar_parameters", "planar_equations",
@@ -422,7 +423,7 @@ def _model_forces(model, q, qd, t, phi, phi0):
     Aw[..., 0, :, :] = _rot_z(phi0)
     Aw[..., 1:, :, :] = _rot_z(phi)
     # orientations suffice without springs; with them the model computes the true poses
-    F3, M3 = model.applied_wrenches(q, qd=qd, t=t, orientations=Aw)
+    F3, M3 = model_forces.applied_wrenches(model, q, qd, t, orientations=Aw)
     return F3[..., 1:, :2], M3[..., 1:, 2]
 
 
@@ -511,7 +512,7 @@ def planar_equations(model, phi, dphi, forces=None, *, t=0.0):
     if forces is None:
         q, qd = _relative(p, phi0, phi, dphi)
         F, Mz = _model_forces(model, q, qd, t, phi, phi0)
-        Y = -p.sigma * model.generalized_forces(q, qd, t)  # book's joint moments
+        Y = -p.sigma * model_forces.generalized_forces(model, q, qd, t)  # book's joint moments
     else:
         F, Mz = forces
         F = np.asarray(F, dtype=float)[..., :2]
@@ -590,7 +591,7 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
         phi, dphi = _absolute(p, phi0, state.q, state.qd)
         F, Mz = _model_forces(model, state.q, state.qd, state.t, phi, phi0)
         A, B = _A_B(p, phi)
-        tau_total = state.tau + model.generalized_forces(state.q, state.qd, state.t)
+        tau_total = state.tau + model_forces.generalized_forces(model, state.q, state.qd, state.t)
         Y = -p.sigma * tau_total                 # book's joint moments, +Y_a on i+(a)
         rhs = _R(p, phi, F, Mz, acc0) + Y @ p.S.T - mv(B, dphi**2)
         try:

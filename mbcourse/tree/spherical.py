@@ -47,6 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SingularSystemError
+from .. import forces as model_forces
+from .. import poses as model_poses
 from ..spatial import cross, mv, skew, transpose
 from . import barycentre as bc
 from . import general
@@ -132,8 +134,9 @@ class _Kinematics:
 
 
 def _kinematics(model, data, q, qd, t):
-    r, A = model.body_poses(q, t)
-    vel, omega = model.body_velocities(q, qd, t) if qd is not None else (None, None)
+    r, A = model_poses.body_poses(model, q, t)
+    vel, omega = (model_poses.body_velocities(model, q, qd, t, A) if qd is not None
+                  else (None, None))
     bary = data.bary
     if data.sliding:  # hinge vectors c_ia + z_a(q) (3.150): d*, b*, K* at this state
         Z = np.stack([j.z(q[:, j.q_slice]) for j in data.sliding], axis=1)  # (B, s, 3)
@@ -196,8 +199,8 @@ def _M0(model, data, kin, F, Mext, acc0):
 
 
 def _forces(model, kin, t):
-    return model.applied_wrenches(kin.q, qd=kin.qd, t=t, poses=(kin.r, kin.A),
-                                  velocities=(kin.vel, kin.omega))
+    return model_forces.applied_wrenches(model, kin.q, kin.qd, t, poses=(kin.r, kin.A),
+                                         velocities=(kin.vel, kin.omega))
 
 
 def K_matrix(model, q, *, t=0.0):
@@ -340,7 +343,8 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
             proj = np.concatenate([proj, proj_s], axis=-1)
             x0 = np.concatenate([x0, lam0], axis=-1)
             rhs = np.concatenate([rhs, R], axis=-1)
-        tau_total = state.tau + model.generalized_forces(state.q, state.qd, state.t)  # -p Y
+        tau_total = state.tau + model_forces.generalized_forces(model, state.q, state.qd,
+                                                                  state.t)  # -p Y
         Amat = proj @ K @ transpose(proj)  # (3.90)
         Bvec = mv(proj, rhs - mv(K, x0)) + tau_total  # (3.91)
         try:
