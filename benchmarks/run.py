@@ -87,9 +87,11 @@ def _modern_robotics(structure, n, model):
 def methods(external=True):
     out = [
         Method("vereshchagin", ("chain", "tree"), _mb(mb.vereshchagin.forward_dynamics),
-               note="compiled kernel (mbcourse.compiled)"),
+               note="compiled kernel (mbcourse.kernels.vereshchagin)"),
         Method("tree A q''=B", ("chain", "tree"), _mb(mb.tree.forward_dynamics),
-               note="compiled: composite bodies + Cholesky"),
+               note="compiled: chapter 3's A and B + Cholesky (mbcourse.kernels)"),
+        Method("tree composite", ("chain", "tree"), _mb(mb.tree.forward_dynamics_composite),
+               note="compiled: composite bodies + Cholesky (not chapter 3's algorithm)"),
         Method("vereshchagin numpy", ("chain", "tree"),
                _mb(lambda model, q, v, tau: mb.vereshchagin.forward_dynamics(
                    model, q, v, tau, compiled=False)), note="the batched NumPy recursion"),

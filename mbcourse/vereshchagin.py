@@ -44,11 +44,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compiled import attempt, model_data, run, vereshchagin_forward
-from .errors import ModelError, SingularSystemError
+from .kernels import model_data, route
+from . import sim as _sim
+from .errors import SingularSystemError
+from . import forces as model_forces
 from .spatial import cross, skew
 
-__all__ = ["RecursionData", "prepare", "forward_dynamics", "articulated"]
+__all__ = ["RecursionData", "prepare", "forward_dynamics", "articulated", "simulate"]
 
 _E3 = np.eye(3)
 
@@ -83,7 +85,7 @@ class RecursionData:
         of ``(t, q, qd)``, joint springs or generalized-force callables: these decide which
         kinematic quantities the force evaluation receives.
     kernel : tuple or None
-        The packed constants of the compiled recursion (:mod:`mbcourse.compiled`) when it
+        The packed constants of the compiled recursion (:mod:`mbcourse.kernels`) when it
         applies: revolute, prismatic and fixed joints, gravity and the given ``tau`` as the
         only forces, a fixed base. ``None`` otherwise (the NumPy recursion runs).
     """
@@ -274,14 +276,14 @@ def _applied(model, k, kin, state, base):
     swap = lambda x: np.swapaxes(x, 0, 1)  # noqa: E731  body-major <-> batch-major
     if k.springs:
         r, vel = _positions_velocities(k, kin, base, k.dampers)
-        F, M = model.applied_wrenches(
-            state.q, qd=state.qd, t=state.t, poses=(swap(r), swap(kin.A)),
+        F, M = model_forces.applied_wrenches(
+            model, state.q, qd=state.qd, t=state.t, poses=(swap(r), swap(kin.A)),
             velocities=(swap(vel), swap(kin.omega)) if k.dampers else None)
     elif k.state_loads:
-        F, M = model.applied_wrenches(state.q, qd=state.qd, t=state.t,
-                                      orientations=swap(kin.A))
+        F, M = model_forces.applied_wrenches(model, state.q, qd=state.qd, t=state.t,
+                                             orientations=swap(kin.A))
     else:
-        F, M = model.applied_wrenches(t=state.t, orientations=swap(kin.A))
+        F, M = model_forces.applied_wrenches(model, t=state.t, orientations=swap(kin.A))
     return swap(F), swap(M)
 
 
@@ -388,7 +390,7 @@ def _recursion(model, state):
     base = model.base_motion.state(state.t) if model.base_motion is not None else None
     tau = state.tau
     if k.generalized:
-        tau = tau + model.generalized_forces(state.q, state.qd, state.t)
+        tau = tau + model_forces.generalized_forces(model, state.q, state.qd, state.t)
     with np.errstate(over="ignore", invalid="ignore"):
         kin = _kinematics(k, state.q, state.qd, base)
         M_star, Q_star = _body_equations(model, k, kin, state, base)
@@ -462,7 +464,7 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     t : float
         Time (loads, base motion).
     compiled : bool, optional
-        ``None`` (default): the compiled recursion (:mod:`mbcourse.compiled`) when it
+        ``None`` (default): the compiled recursion (:mod:`mbcourse.kernels`) when it
         applies (revolute, prismatic and fixed joints, gravity only, a fixed base; float64
         arrays of shape (nq,) or (B, nq)), the NumPy recursion otherwise. ``False``: always
         the NumPy recursion. ``True``: refuse (``ModelError``) a model the kernel cannot run.
@@ -491,18 +493,19 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     array([-0.5,  0.5,  0. ])
     """
     k = prepare(model)
-    if compiled is None or compiled:
-        if k.kernel is None and compiled:
-            raise ModelError("the compiled recursion needs revolute, prismatic and fixed joints, "
-                             "gravity as the only load and a fixed base; use compiled=None")
-    state = None
-    if k.kernel is not None and compiled is not False:
-        out, state = attempt(lambda *a: run(vereshchagin_forward, k.kernel, *a), k.kernel[4],
-                             q, qd, tau, t, lambda: model.check_state(q, qd, tau, t=t),
-                             "mb.vereshchagin.forward_dynamics")
-        if out is not None:
-            return out
+    out, state = route(model, "vereshchagin", q, qd, tau, t,
+                       what="mb.vereshchagin.forward_dynamics",
+                       check=lambda: model.check_state(q, qd, tau, t=t), compiled=compiled,
+                       data=k.kernel, applies=k.kernel is not None)
+    if out is not None:
+        return out
     if state is None:
         state = model.check_state(q, qd, tau, t=t)
     qdd, _, _, _ = _recursion(model, state)
     return state.result(qdd, "mb.vereshchagin.forward_dynamics")
+
+
+#: ``simulate(model, t_span, q0, qd0=None, tau=None, *, method, rtol, atol, t_eval,
+#: **options)``: :func:`mbcourse.sim.simulate` with :func:`forward_dynamics` (the signature
+#: of every formulation's ``simulate``), returning a :class:`mbcourse.sim.Trajectory`.
+simulate = _sim.simulator(forward_dynamics, "mb.vereshchagin.simulate")

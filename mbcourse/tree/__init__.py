@@ -16,13 +16,22 @@
 Every module builds its per-model constants in a public ``prepare(model)`` (once per model
 version) and has the one signature ``forward_dynamics(model, q, qd, tau=None, *, t=0.0)``;
 every formulation sees the model's force elements (springs, dampers, joint springs, loads
-and generalized forces given as functions of ``(t, q, qd)``).
+and generalized forces given as functions of ``(t, q, qd)``). ``simulate`` integrates with
+:func:`.general.forward_dynamics` (the one ``simulate`` signature of :mod:`mbcourse.sim`).
 """
 
 from . import barycentre, floating, general, planar, spherical
 from .general import (TreeTerms, bias_forces, driven, equations_from_terms, forward_dynamics,
-                      inverse_dynamics, jacobians, mass_matrix, prepare, terms)
+                      forward_dynamics_composite, inverse_dynamics, jacobians, mass_matrix,
+                      prepare, terms)
+from ..sim import simulator as _simulator
+
+#: ``simulate(model, t_span, q0, qd0=None, tau=None, *, method, rtol, atol, t_eval,
+#: **options)``: :func:`mbcourse.sim.simulate` with :func:`forward_dynamics` (the signature
+#: of every formulation's ``simulate``), returning a :class:`mbcourse.sim.Trajectory`.
+simulate = _simulator(forward_dynamics, "mb.tree.simulate")
 
 __all__ = ["barycentre", "floating", "general", "planar", "spherical", "TreeTerms", "prepare",
-           "terms", "mass_matrix", "bias_forces", "forward_dynamics", "inverse_dynamics",
-           "driven", "jacobians", "equations_from_terms"]
+           "terms", "mass_matrix", "bias_forces", "forward_dynamics",
+           "forward_dynamics_composite", "inverse_dynamics",
+           "driven", "jacobians", "equations_from_terms", "simulate"]

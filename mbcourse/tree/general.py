@@ -43,12 +43,16 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..compiled import attempt, model_data, run, tree_forward
-from ..errors import ModelError, ShapeError, SingularSystemError
+from ..kernels import route
+from ..errors import ShapeError, SingularSystemError
+from .. import forces as model_forces
+from .. import poses as model_poses
+from ..state import State
 from ..spatial import cross, mv, transpose
 
 __all__ = ["TreeStructure", "prepare", "TreeTerms", "terms", "mass_matrix", "bias_forces",
-           "forward_dynamics", "inverse_dynamics", "driven", "jacobians", "equations_from_terms"]
+           "forward_dynamics", "forward_dynamics_composite", "inverse_dynamics", "driven",
+           "jacobians", "equations_from_terms", "terms_unchecked", "mass_matrix_unchecked"]
 
 
 # ------------------------------------------------------------------ prepared data
@@ -160,7 +164,7 @@ def _terms(model, data, q, qd, t):
     S, T = data.S, data.T
     B = q.shape[0]
     n, m, N = model.n, model.m, model.nv
-    r, A = model.body_poses(q, t)
+    r, A = model_poses.body_poses(model, q, t)
     base = model.base_motion.state(t) if model.base_motion else None
     zero = np.zeros(3)
     omega0, domega0 = (zero, zero) if base is None else (base["angular_velocity"],
@@ -245,10 +249,20 @@ def terms(model, q, qd=None, *, t=0.0):
     >>> tt.Jv.shape                                   # (n, N, 3): rows of Phi^T body by body
     (2, 2, 3)
     """
-    data = prepare(model)
     state = model.check_state(q, np.zeros(model.nv) if qd is None else qd, t=t)
+    return _terms_result(model, state)
+
+
+def terms_unchecked(model, q, qd, t=0.0):
+    """:func:`terms` at arrays already checked (``q`` (B, nq), ``qd`` (B, nv), a float
+    ``t``), without checking them again: for a formulation that builds on chapter 3 after
+    its own input check (the reduced system of :mod:`mbcourse.loops`)."""
+    return _terms_result(model, State(q, qd, None, None, (q.shape[0],), t, model))
+
+
+def _terms_result(model, state):
     with np.errstate(over="ignore", invalid="ignore"):
-        tt = _terms(model, data, state.q, state.qd, state.t)
+        tt = _terms(model, prepare(model), state.q, state.qd, state.t)
     return TreeTerms(*(state.result(getattr(tt, f.name), "mb.tree.terms") for f in fields(tt)))
 
 
@@ -331,10 +345,10 @@ def _assemble(model, q, qd, t, need_bias=True):
     tt = _terms(model, data, q, qd, t)
     if not need_bias:
         return equations_from_terms(model, tt)[0], None
-    F, M = model.applied_wrenches(q, qd=qd, t=t, poses=(tt.r, tt.A),
-                                  velocities=(tt.vel, tt.omega))
+    F, M = model_forces.applied_wrenches(model, q, qd, t, poses=(tt.r, tt.A),
+                                         velocities=(tt.vel, tt.omega))
     Amat, Bvec = equations_from_terms(model, tt, F, M)
-    return Amat, Bvec + model.generalized_forces(q, qd, t)
+    return Amat, Bvec + model_forces.generalized_forces(model, q, qd, t)
 
 
 def _solve_spd(Amat, rhs, what):
@@ -379,9 +393,16 @@ def mass_matrix(model, q, *, t=0.0):
            [ 4.,  2.]])
     """
     state = model.check_state(q, t=t)
-    Amat, _ = _assemble(model, state.q, np.zeros((state.q.shape[0], model.nv)), state.t,
-                        need_bias=False)
-    return state.result(Amat, "mb.tree.mass_matrix")
+    return state.result(mass_matrix_unchecked(model, state.q, state.t), "mb.tree.mass_matrix")
+
+
+def mass_matrix_unchecked(model, q, t=0.0):
+    """:func:`mass_matrix` at configurations already checked (``q`` (B, nq), a float
+    ``t``), without checking them again: for a formulation that differentiates it after its
+    own input check (:mod:`mbcourse.inertial`)."""
+    Amat, _ = _assemble(model, q, np.zeros((q.shape[0], model.nv)), t, need_bias=False)
+    return State(q, None, None, None, (q.shape[0],), t, model).result(Amat,
+                                                                     "mb.tree.mass_matrix")
 
 
 def bias_forces(model, q, qd, *, t=0.0):
@@ -420,11 +441,13 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     t : float
         Time (loads, base motion).
     compiled : bool, optional
-        ``None`` (default): when the model allows (:func:`mbcourse.compiled.model_data`),
-        the compiled kernel assembles the same ``A`` and ``B`` by composite bodies in
-        ``O(n d)`` (``d`` the depth of the tree) and solves by Cholesky; otherwise, and with
-        ``False``, the NumPy assembly ``Phi m Phi^T`` of (3.163)-(3.167) runs. ``True``
-        refuses (``ModelError``) a model the kernel cannot run.
+        ``None`` (default): when the model allows (:func:`mbcourse.kernels.model_data`),
+        the compiled kernel (:mod:`mbcourse.kernels.tree`) runs the same algorithm, the
+        chapter's ``Phi m Phi^T`` (3.163)-(3.167) with its intermediate quantities, as loops
+        that visit only the path matrix's nonzero entries, and solves by Cholesky; otherwise,
+        and with ``False``, this module's NumPy assembly runs. ``True`` refuses
+        (``ModelError``) a model the kernel cannot run. Composite bodies build the same
+        ``A`` and ``B`` faster: :func:`forward_dynamics_composite`.
 
     Returns
     -------
@@ -445,24 +468,47 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     ...                  mb.cartesian.forward_dynamics(m, [0.3, 0.2], [1.0, -0.5])))
     True
     """
-    kernel = model_data(model) if compiled is not False else None
-    if compiled and kernel is None:
-        raise ModelError("the compiled tree equations need revolute, prismatic and fixed joints "
-                         "pointing away from the base, gravity as the only load and a fixed "
-                         "base; use compiled=None")
-    state = None
-    if kernel is not None:
-        out, state = attempt(lambda *a: run(tree_forward, kernel, *a), kernel[4], q, qd, tau, t,
-                             lambda: model.check_state(q, qd, tau, t=t),
-                             "mb.tree.forward_dynamics")
-        if out is not None:
-            return out
+    out, state = route(model, "tree", q, qd, tau, t, what="mb.tree.forward_dynamics",
+                       check=lambda: model.check_state(q, qd, tau, t=t), compiled=compiled)
+    if out is not None:
+        return out
     if state is None:
         state = model.check_state(q, qd, tau, t=t)
     with np.errstate(over="ignore", invalid="ignore"):
         Amat, Bvec = _assemble(model, state.q, state.qd, state.t)
         out = _solve_spd(Amat, Bvec + state.tau, "mb.tree.forward_dynamics")
     return state.result(out, "mb.tree.forward_dynamics")
+
+
+def forward_dynamics_composite(model, q, qd, tau=None, *, t=0.0):
+    """Generalized accelerations of ``A qdd = B + tau`` assembled by composite bodies.
+
+    The composite-rigid-body algorithm (Featherstone's ``HandC``), compiled
+    (:mod:`mbcourse.kernels.composite`): ``B`` by one outward and one inward pass with
+    ``qdd = 0``, ``A_ij = S_i^T (C^T ... I_j S_j)`` from the composite inertias of the
+    subtrees, in ``O(n d)`` (``d`` the depth of the tree), then Cholesky. The same ``A`` and
+    ``B`` as chapter 3's ``Phi m Phi^T`` (3.163)-(3.167) that :func:`forward_dynamics`
+    computes, by a different algorithm; it runs the models the kernels cover
+    (:func:`mbcourse.kernels.model_data`: revolute, prismatic and fixed joints, gravity as
+    the only load, a fixed base) and raises ``ModelError`` otherwise.
+
+    Parameters and result as :func:`forward_dynamics`.
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> bool(np.allclose(forward_dynamics_composite(m, [0.3, 0.2], [1.0, -0.5]),
+    ...                  forward_dynamics(m, [0.3, 0.2], [1.0, -0.5], compiled=False)))
+    True
+    """
+    what = "mb.tree.forward_dynamics_composite"
+    out, state = route(model, "composite", q, qd, tau, t, what=what,
+                       check=lambda: model.check_state(q, qd, tau, t=t), compiled=True)
+    if out is None:
+        raise SingularSystemError(f"{what}: the mass matrix is not positive definite or the "
+                                  "accelerations are not finite")
+    return out
 
 
 def inverse_dynamics(model, q, qd, qdd, *, t=0.0):
@@ -539,7 +585,7 @@ def driven(model, q, qd, prescribed, tau=None, *, t=0.0):
     for k in idx:
         value = prescribed[k]
         if np.iscomplexobj(value) or not np.all(np.isfinite(np.asarray(value, dtype=float))):
-            raise ShapeError(f"prescribed[{k}] ({model.v_names[k]}) must be finite real "
+            raise ShapeError(f"prescribed[{k}] ({model.qd_names[k]}) must be finite real "
                              f"numbers, got {value!r}")
         try:
             qdd[:, k] = np.broadcast_to(np.asarray(value, dtype=float), state.batch).reshape(Bn)

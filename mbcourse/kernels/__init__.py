@@ -1,0 +1,372 @@
+"""Compiled kernels (numba), one module per chapter, and the one front door :func:`route`.
+
+A NumPy call costs about a microsecond of interpreter overhead whatever the size of its
+arrays, and a recursion over a few bodies makes hundreds of them; written as loops over
+bodies with scalar arithmetic on 3-vectors and 6x6 matrices and compiled by numba, the same
+recursion costs a few microseconds per configuration. Each chapter's kernel computes that
+chapter's algorithm with its intermediate quantities, and the tests compare those with the
+NumPy route (tests/test_kernels.py):
+
+============================  ==================================================
+:mod:`.common`                joint kinds, 3-vector/6x6 loops, the kinematics pass
+:mod:`.cartesian`             chapter 2, the chapter's rows (2.22), KKT (2.49) by Baraff's
+                              ``LDL^T`` (2.55)-(2.61), the multipliers ``lam``
+:mod:`.tree`                  chapter 3, ``A = Phi m Phi^T`` and ``B`` (3.163)-(3.167)
+:mod:`.vereshchagin`          chapter 4, Vereshchagin's recursion (3.172)-(3.179)
+:mod:`.poisson`               chapter 4, Ivanov's sweep and block Cholesky
+:mod:`.loops`                 chapter 6, the cut-joint method (3.186)-(3.201)
+:mod:`.composite`             the tree equations by composite bodies (not chapter 3's
+                              ``Phi m Phi^T``: :func:`mbcourse.tree.forward_dynamics_composite`)
+:mod:`.cartesian_inertial`    joint rows in inertial axes (the former chapter 2 kernel's),
+                              for chapter 6's cut joints
+============================  ==================================================
+
+Compilation happens once per machine (``cache=True`` writes the machine code next to the
+modules, or to numba's user cache directory); the first call of a fresh installation pays
+it (:data:`COMPILE_NOTE`).
+
+Registering a chapter's kernel
+------------------------------
+A kernel is a plain numba function ``kernel(*args, q, qd, tau, qdd) -> bool`` over a batch
+(``q`` (B, nq), ``qd``, ``tau``, ``qdd`` (B, nv), C-contiguous float64; it writes ``qdd`` and
+returns False when it declines: a value not finite, a state it does not accept). ``args`` are
+the packed constants, ``(ints, geo, body)`` of :func:`model_data` for a tree (see
+:func:`pack_chain`). Register it once, at the end of its module::
+
+    from . import register
+    register("tree", tree_forward,
+             refusal="the compiled tree equations need revolute, prismatic and fixed ...")
+
+and import the module at the bottom of this file. A formulation then calls
+``out, state = route(model, "tree", q, qd, tau, t, what="mb.tree.forward_dynamics",
+check=lambda: model.check_state(q, qd, tau, t=t), compiled=compiled)``, returns ``out``
+when it is not None and otherwise runs its NumPy version on ``state`` (checked once).
+
+Joint kinds: :data:`REVOLUTE`, :data:`PRISMATIC`, :data:`WELD` (a fixed joint).
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, NamedTuple
+
+import numba as nb
+import numpy as np
+
+from ..errors import ModelError, TopologyError
+from .common import OPTS, PRISMATIC, REVOLUTE, WELD
+
+__all__ = ["REVOLUTE", "PRISMATIC", "WELD", "OPTS", "COMPILE_NOTE", "PARALLEL_BATCH",
+           "ModelData", "Kernel", "KERNELS", "register", "route", "pack_chain", "model_data",
+           "pack_cut",
+           "fast_arrays", "state_arrays", "batch"]
+
+#: What a first call costs (measured on the reference machine, see benchmarks/).
+COMPILE_NOTE = "the first call of a fresh installation compiles the kernel (about 8 s), once"
+
+#: Batches at least this large are split over the cores (threads; the kernels release the GIL).
+PARALLEL_BATCH = 64
+
+_NDARRAY = np.ndarray
+_REAL = (float, int, np.floating, np.integer)
+_F8 = np.dtype(np.float64)
+_KINDS = {"rotation": REVOLUTE, "translation": PRISMATIC}
+
+
+class ModelData(NamedTuple):
+    """A tree's packed constants (:func:`model_data`): ``ints`` (m, 5), ``geo`` (m, 18),
+    ``body`` (n + 1, 10) (see :func:`pack_chain`), ``weightless`` (``body`` with gravity
+    switched off) and the number of speeds ``nv``."""
+    ints: np.ndarray
+    geo: np.ndarray
+    body: np.ndarray
+    weightless: np.ndarray
+    nv: int
+
+    def args(self, gravity=True):
+        """The kernels' leading arguments ``(ints, geo, body)``."""
+        return self.ints, self.geo, (self.body if gravity else self.weightless)
+
+
+class Kernel(NamedTuple):
+    """A registered kernel: its batch ``function``, the ``pack(model)`` that prepares its
+    constants (or None when it does not apply) and the ``refusal`` ``compiled=True`` raises."""
+    function: Callable
+    pack: Callable
+    refusal: str
+
+
+#: The registered kernels by name (:func:`register`).
+KERNELS: dict[str, Kernel] = {}
+
+
+def register(name, function, *, refusal, pack=None):
+    """Register ``function`` (``kernel(*args, q, qd, tau, qdd) -> bool``) as kernel ``name``
+    for :func:`route`; ``pack(model)`` (default :func:`model_data`) prepares its leading
+    arguments; ``refusal`` is the message ``compiled=True`` raises when it does not apply.
+
+    Examples
+    --------
+    >>> KERNELS["vereshchagin"].function.__name__
+    'vereshchagin_forward'
+    """
+    KERNELS[name] = Kernel(function, pack or model_data, refusal)
+    return function
+
+
+def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_point, q_index,
+               v_index, masses, inertias, gravity=(0.0, 0.0, 0.0)):
+    """Pack a tree's constants for the kernels.
+
+    Returns
+    -------
+    ints : ndarray of int64, shape (m, 5)
+        ``kind, parent, child, q index, v index`` per joint, base-to-leaves order.
+    geo : ndarray, shape (m, 18)
+        ``axis (3), orientation (9, row-major), parent_point (3), child_point (3)``.
+    body : ndarray, shape (n + 1, 10)
+        ``mass, inertia (9, row-major, body axes)`` per body; row 0 (the base) holds the
+        gravity vector in columns 1..3.
+
+    Examples
+    --------
+    >>> ints, geo, body = pack_chain([REVOLUTE], [0], [1], [(0, 0, 1)], [np.eye(3)],
+    ...                              [(0, 0, 0)], [(-1, 0, 0)], [0], [0], [2.0], [np.eye(3)])
+    >>> ints.tolist(), geo.shape, body[1, 0]
+    ([[0, 0, 1, 0, 0]], (1, 18), np.float64(2.0))
+    """
+    m = len(kinds)
+    ints = np.stack([np.asarray(x, dtype=np.int64).reshape(m)
+                     for x in (kinds, parent, child, q_index, v_index)], axis=1)
+    geo = np.concatenate([np.asarray(axis, float).reshape(m, 3),
+                          np.asarray(orientation, float).reshape(m, 9),
+                          np.asarray(parent_point, float).reshape(m, 3),
+                          np.asarray(child_point, float).reshape(m, 3)], axis=1)
+    n = len(masses)
+    body = np.zeros((n + 1, 10))
+    body[1:, 0] = masses
+    body[1:, 1:] = np.asarray(inertias, float).reshape(n, 9)
+    body[0, 1:4] = gravity
+    for arr in (ints, geo, body):
+        arr.flags.writeable = False
+    return ints, np.ascontiguousarray(geo), body
+
+
+def _joint_kind(j):
+    """``(kind, axis)`` of a joint the kernels run, or None."""
+    described = j.elementary_motion
+    if described is not None:
+        return _KINDS[described[0]], described[1]
+    if j.nq == 0 and j.nv == 0 and not j.moves_joint_point:
+        return WELD, np.zeros(3)
+    return None
+
+
+def model_data(model):
+    """The packed constants of a Model for the kernels, or ``None`` when they do not apply.
+
+    The kernels cover trees of revolute, prismatic and fixed joints whose joints point away
+    from the base, with gravity as the only load (no loads, spring-dampers, joint springs,
+    generalized-force callables) and a fixed base; the formulations run their NumPy versions
+    otherwise. Prepared once per model version.
+
+    Returns
+    -------
+    ModelData or None
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> data = model_data(mb.models.double_pendulum())
+    >>> data.nv, data.ints[:, 0].tolist() == [REVOLUTE, REVOLUTE]
+    (2, True)
+    """
+    def build():
+        if (model.base_motion is not None or model.loads or model.springs
+                or model.joint_springs or model.generalized_force_elements):
+            return None
+        try:
+            joints = model.outward_joints("the compiled kernels")
+        except TopologyError:
+            return None
+        described = [_joint_kind(j) for j in joints]
+        if any(d is None for d in described):
+            return None
+        ints, geo, body = pack_chain(
+            [d[0] for d in described], [j.parent for j in joints], [j.child for j in joints],
+            [d[1] for d in described], [j.orientation for j in joints],
+            [j.parent_point for j in joints], [j.child_point for j in joints],
+            [j.q_slice.start for j in joints], [j.v_slice.start for j in joints],
+            model.masses(), model.inertias(), model.gravity)
+        weightless = body.copy()
+        weightless[0, 1:4] = 0.0
+        weightless.flags.writeable = False
+        return ModelData(ints, geo, body, weightless, model.nv)
+
+    return model.prepared("compiled", build)
+
+
+def pack_cut(model, joints, tree, q_tree, v_tree, limits):
+    """The cut-joint kernel's constants (:class:`~mbcourse.kernels.loops.CutData`): the
+    reduced tree's :func:`model_data` ``tree``, the cut ``joints`` of ``model``, the positions
+    ``q_tree``, ``v_tree`` of the tree's coordinates in the Model's and ``limits`` ``(rcond,
+    tol)``; None if a cut joint is not revolute, prismatic or fixed."""
+    described = [_joint_kind(j) for j in joints]
+    if any(d is None for d in described):
+        return None
+    cints = np.array([[d[0], j.parent, j.child, min(j.q_slice.start, model.nq - 1),
+                       min(j.v_slice.start, model.nv - 1)] for d, j in zip(described, joints)],
+                     dtype=np.int64).reshape(-1, 5)
+    cgeo = np.array([np.concatenate([d[1], j.orientation.ravel(), j.parent_point,
+                                     j.child_point]) for d, j in zip(described, joints)],
+                    dtype=float).reshape(-1, 18)
+    arrays = (cints, cgeo, np.asarray(q_tree, dtype=np.int64),
+              np.asarray(v_tree, dtype=np.int64), np.asarray(limits, dtype=float))
+    for arr in arrays:
+        arr.flags.writeable = False
+    return loops.CutData(tree.ints, tree.geo, tree.body, *arrays, model.nv)
+
+
+def fast_arrays(nv, q, qd, tau, t):
+    """``(q, qd, tau, single)`` as (B, nv) arrays when the inputs need no conversion (float64,
+    C-contiguous, aligned, writeable ndarrays of shape (nv,) or (B, nv), ``tau`` the same or
+    None, a finite ``t``); ``None`` otherwise (the caller then checks them the long way)."""
+    if (q.__class__ is not _NDARRAY or qd.__class__ is not _NDARRAY
+            or q.dtype is not _F8 or qd.dtype is not _F8):
+        return None
+    shape = q.shape
+    if (qd.shape != shape or shape[-1] != nv or len(shape) > 2 or not q.flags.carray
+            or not qd.flags.carray or not isinstance(t, _REAL) or t.__class__ is bool
+            or not math.isfinite(t)):
+        return None
+    if tau is None:
+        tau = np.zeros(shape)
+    elif (tau.__class__ is not _NDARRAY or tau.dtype is not _F8 or tau.shape != shape
+          or not tau.flags.carray):
+        return None
+    if len(shape) == 1:
+        return q.reshape(1, nv), qd.reshape(1, nv), tau.reshape(1, nv), True
+    return q, qd, tau, False
+
+
+def state_arrays(state):
+    """A checked :class:`~mbcourse.model.State`'s arrays as fresh C-contiguous float64
+    copies (one kernel signature for every input)."""
+    return tuple(np.array(x, dtype=np.float64, order="C")
+                 for x in (state.q, state.qd, state.tau))
+
+
+_POOL = []
+
+
+def _split(function, args, q, qd, tau, qdd):
+    """Run ``function`` on contiguous slices of the batch, one per numba thread, in
+    parallel (the kernels release the GIL)."""
+    threads = max(1, nb.get_num_threads())
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=threads))
+    B = q.shape[0]
+    chunk = (B + threads - 1) // threads
+    parts = [slice(lo, min(B, lo + chunk)) for lo in range(0, B, chunk)]
+    done = _POOL[0].map(lambda s: function(*args, q[s], qd[s], tau[s], qdd[s]), parts)
+    return all(list(done))
+
+
+def batch(function, args, q, qd, tau, qdd):
+    """Call a kernel on a batch, on every core when it has at least :data:`PARALLEL_BATCH`
+    configurations."""
+    if q.shape[0] >= PARALLEL_BATCH:
+        return _split(function, args, q, qd, tau, qdd)
+    return function(*args, q, qd, tau, qdd)
+
+
+def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=True,
+          data=None, applies=True):
+    """The front door of the compiled route: try kernel ``kernel`` on a formulation's inputs.
+
+    The kernel runs on the inputs as they are when they need no conversion
+    (:func:`fast_arrays`), otherwise on the state ``check()`` returns (the formulation's
+    own input check, which also names bad inputs).
+
+    Parameters
+    ----------
+    model : Model
+    kernel : str
+        A registered kernel's name (:data:`KERNELS`).
+    q, qd, tau, t
+        The formulation's inputs, unchecked (``tau`` may be None).
+    what : str
+        The public function's name, for messages.
+    check : callable
+        ``check() -> State``: the formulation's input check.
+    compiled : bool, optional
+        ``None`` try the kernel when it applies, ``False`` skip it, ``True`` raise
+        :class:`~mbcourse.errors.ModelError` (the kernel's refusal) when it does not apply.
+    gravity : bool
+        ``False`` runs the kernel with gravity switched off.
+    data : optional
+        The kernel's packed constants when the formulation prepares them (default
+        ``pack(model)`` of the registered kernel).
+    applies : bool
+        ``False`` when the call's options rule the kernel out.
+
+    Returns
+    -------
+    (out, state)
+        ``out`` in the inputs' batch shape, or ``None`` when the kernel does not apply or
+        declined: then the caller runs its NumPy route on ``state`` (``None`` if ``check``
+        has not run yet).
+
+    Examples
+    --------
+    >>> import numpy as np, mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> out, state = route(m, "vereshchagin", np.zeros(2), np.zeros(2), None, 0.0,
+    ...                    what="example", check=lambda: m.check_state(np.zeros(2), np.zeros(2)))
+    >>> out.shape, state is None
+    ((2,), True)
+    """
+    if compiled is False:
+        return None, None
+    entry = KERNELS[kernel]
+    if applies and data is None:
+        data = entry.pack(model)
+    if not applies or data is None:
+        if compiled:
+            raise ModelError(f"{what}: {entry.refusal}; use compiled=None")
+        return None, None
+    args = data.args(gravity)
+    fast = fast_arrays(data.nv, q, qd, tau, t)
+    if fast is not None:
+        out = np.zeros(fast[1].shape)
+        if fast[3]:                                     # one state: the kernel directly
+            if entry.function(*args, *fast[:3], out):
+                return out[0], None
+        elif batch(entry.function, args, *fast[:3], out):
+            return out, None
+    state = check()
+    out = np.zeros(state.qd.shape)
+    if batch(entry.function, args, *state_arrays(state), out):
+        return state.result(out, what), state
+    return None, state
+
+
+# ---------------------------------------------------------------- the registered kernels
+from . import composite, loops, poisson, vereshchagin  # noqa: E402
+
+_TREE_JOINTS = ("revolute, prismatic and fixed joints pointing away from the base, gravity as "
+                "the only load and a fixed base")
+register("vereshchagin", vereshchagin.vereshchagin_forward,
+         refusal=f"the compiled recursion needs {_TREE_JOINTS}")
+register("poisson", poisson.sweep_velocities,
+         refusal=f"the compiled sweep needs solver='sweep', {_TREE_JOINTS}")
+register("composite", composite.composite_forward,
+         refusal=f"the compiled composite-body tree equations need {_TREE_JOINTS}")
+register("loops", loops.loops_forward, pack=lambda model: None,
+         refusal="the compiled cut-joint method needs the default cut, planar=None, no extra "
+                 "constraints, revolute, prismatic and fixed joints, gravity as the only load "
+                 "and a fixed base")
+
+# chapter 3's and chapter 2's own kernels register "tree" and "cartesian" when imported
+from . import cartesian, tree  # noqa: E402

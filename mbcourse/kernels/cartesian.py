@@ -1,0 +1,589 @@
+"""Chapter 2's absolute coordinates, compiled: the chapter's constraint rows in the
+chapter's axes, the KKT system (2.49) by Baraff's block ``LDL^T`` and the multipliers.
+
+The same equations as the NumPy route (:mod:`mbcourse.cartesian.system`,
+:mod:`~mbcourse.cartesian.constraints`, :func:`mbcourse.cartesian.solvers.solve_ldlt`) in
+its spatial form, written as loops:
+
+* every body ``k`` free, ``M_k ddX_k = F_k + Q_k^T lam`` (2.5)-(2.9), (2.26):
+  ``ddX_k = (a_k, eps_k)`` with the centre-of-mass acceleration in inertial axes and the
+  angular acceleration in **body** axes, ``M_k = diag(m_k E, J_k)``, ``F_k = (m_k g,
+  - w_k x J_k w_k)`` plus the joint forces ``tau`` as equal and opposite wrenches;
+* each joint's elementary rows ``Q_i ddX_i + Q_j ddX_j = b`` (2.22) between its parent
+  ``i`` and child ``j``: point-plane rows (2.10)-(2.22) (normals and offsets in the
+  parent's axes, the child's point in the child's) and perpendicular rows, the
+  relative-rotation constraint (2.27)-(2.31): revolute = 3 point-plane + 2 perpendicular
+  (keep the axis), prismatic = 2 point-plane (on the axis) + 3 perpendicular (no
+  rotation), fixed = 3 + 3, in the order of :meth:`mbcourse.joints.Joint.rows`;
+* the KKT system (2.49) ``[[M, Q^T], [Q, 0]] [ddX; -lam] = [F; b]`` factored by Baraff's
+  tree-ordered block ``LDL^T`` without fill-in (2.55)-(2.61), erratum E12: bodies and
+  joints are the nodes, each body's parent node is the joint above it and each joint's
+  the body it hangs from, eliminated from the leaves;
+* the joints' accelerations from their bodies' relative motion (3.104)-(3.107), as
+  :func:`mbcourse.cartesian.joint_accelerations`.
+
+The multipliers ``lam`` have the NumPy route's sign (2.26) and units; the kernel writes them
+joint by joint in the packed joints' order (:func:`mbcourse.kernels.model_data`).
+
+Examples
+--------
+>>> import numpy as np, mbcourse as mb
+>>> from mbcourse.kernels import model_data
+>>> m = mb.models.double_pendulum()
+>>> qdd, lam = np.zeros((1, 2)), np.zeros((1, 10))
+>>> cartesian_solve(*model_data(m).args(), np.zeros((1, 2)), np.zeros((1, 2)),
+...                 np.zeros((1, 2)), qdd, lam)
+True
+>>> sol = mb.cartesian.solve(m, [0.0, 0.0], [0.0, 0.0], planar=False)
+>>> bool(np.allclose(lam, sol.lam))       # the multipliers of (2.49), sign of (2.26)
+True
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+from .common import (OPTS, PRISMATIC, REVOLUTE, WELD, centres, cholesky_factor, cross,
+                     joint_wrench, kinematics, workspace)
+
+__all__ = ["POINT_PLANE", "PERPENDICULAR", "INLINE", "mv3", "mtv3", "mm3", "take",
+           "CartesianWork", "cartesian_workspace", "cartesian_one", "cartesian_forward",
+           "cartesian_solve", "cartesian_terms"]
+
+#: numba options of the small helpers called once a row or a joint: inlined where they are
+#: called (a call that passes the work arrays costs about 0.1 us of reference counting).
+INLINE = dict(OPTS, inline="always")
+
+#: Row types of :meth:`mbcourse.joints.Joint.rows` in ``CartesianWork.rtype``.
+POINT_PLANE, PERPENDICULAR = 0, 1
+
+
+class CartesianWork(NamedTuple):
+    """Work arrays of chapter 2's kernel (``n1`` bodies with the base, ``m`` joints, at most
+    6 rows a joint).
+
+    Rows (per model): ``nr`` (m,) rows of each joint, ``rtype`` (m, 6), and per row the
+    parameters of its function: ``nvec`` (m, 6, 3) the normal ``n`` or the parent's vector
+    ``u``, ``rvec`` (m, 6, 3) the child's point ``rho_j`` or vector ``w``, ``dval`` (m, 6)
+    the offset ``d``. Body states: ``r``, ``vel`` (n1, 3) inertial axes, ``w`` (n1, 3)
+    angular velocity in body axes. The equations: ``Qi``, ``Qj`` (m, 6, 6) (joint, row,
+    column), ``b`` (m, 6), ``M`` (n1, 6, 6), ``F`` (n1, 6). Baraff's factors: ``D``
+    (n1, 6, 6) the bodies' (then their Cholesky factors), ``Dj`` (m, 6, 6) the Cholesky
+    factors of the joints' ``-D_a``, ``Lb`` (n1, 6, 6) ``L_c^T = (D_c^-1 Q_j^T)^T``
+    (nr x 6), ``Lj`` (m, 6, 6) ``L_a^T = (D_a^-1 Q_i)^T`` (6 x nr), ``y``, ``x`` (n1, 6)
+    and ``yj``, ``xj`` (m, 6) (``x = ddX``, ``xj = -lam``). Scratch ``v`` (12, 3), ``s``
+    (6,), ``S6`` (6, 6)."""
+    nr: np.ndarray
+    rtype: np.ndarray
+    nvec: np.ndarray
+    rvec: np.ndarray
+    dval: np.ndarray
+    r: np.ndarray
+    vel: np.ndarray
+    w: np.ndarray
+    Qi: np.ndarray
+    Qj: np.ndarray
+    b: np.ndarray
+    M: np.ndarray
+    F: np.ndarray
+    D: np.ndarray
+    Dj: np.ndarray
+    Lb: np.ndarray
+    Lj: np.ndarray
+    y: np.ndarray
+    x: np.ndarray
+    yj: np.ndarray
+    xj: np.ndarray
+    v: np.ndarray
+    s: np.ndarray
+    S6: np.ndarray
+
+
+# ------------------------------------------------------------------ small loops
+@nb.njit(**OPTS)
+def mv3(M, x, out):
+    """``out = M x`` for a 3x3 ``M``, unrolled (numba inlines it; the generic
+    :func:`~mbcourse.kernels.common.matvec` is a call, about 50 times slower on 3-vectors)."""
+    a = M[0, 0] * x[0] + M[0, 1] * x[1] + M[0, 2] * x[2]
+    b = M[1, 0] * x[0] + M[1, 1] * x[1] + M[1, 2] * x[2]
+    c = M[2, 0] * x[0] + M[2, 1] * x[1] + M[2, 2] * x[2]
+    out[0], out[1], out[2] = a, b, c
+
+
+@nb.njit(**OPTS)
+def mtv3(M, x, out):
+    """``out = M^T x`` for a 3x3 ``M``, unrolled."""
+    a = M[0, 0] * x[0] + M[1, 0] * x[1] + M[2, 0] * x[2]
+    b = M[0, 1] * x[0] + M[1, 1] * x[1] + M[2, 1] * x[2]
+    c = M[0, 2] * x[0] + M[1, 2] * x[1] + M[2, 2] * x[2]
+    out[0], out[1], out[2] = a, b, c
+
+
+@nb.njit(**OPTS)
+def mm3(A, B, out):
+    """``out = A B`` for 3x3 matrices, unrolled by rows (``out`` must not alias)."""
+    for r in range(3):
+        a0, a1, a2 = A[r, 0], A[r, 1], A[r, 2]
+        out[r, 0] = a0 * B[0, 0] + a1 * B[1, 0] + a2 * B[2, 0]
+        out[r, 1] = a0 * B[0, 1] + a1 * B[1, 1] + a2 * B[2, 1]
+        out[r, 2] = a0 * B[0, 2] + a1 * B[1, 2] + a2 * B[2, 2]
+
+
+@nb.njit(**INLINE)
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@nb.njit(**INLINE)
+def _perpendicular_basis(a, u1, u2):
+    """``u1, u2`` completing the unit ``a`` to a right-handed basis, as
+    :func:`mbcourse.joints.perpendicular_basis` (``a x`` the axis of ``a``'s smallest
+    component, normalized)."""
+    k = 0
+    for r in range(1, 3):
+        if abs(a[r]) < abs(a[k]):
+            k = r
+    u2[0], u2[1], u2[2] = 0.0, 0.0, 0.0
+    u2[k] = 1.0
+    cross(a, u2, u1)
+    s = np.sqrt(_dot(u1, u1))
+    for r in range(3):
+        u1[r] /= s
+    cross(a, u1, u2)
+
+
+# ------------------------------------------------------------------ the rows
+@nb.njit(**INLINE)
+def _set_row(cw, a, row, kind, n, rho, d):
+    cw.rtype[a, row] = kind
+    for k in range(3):
+        cw.nvec[a, row, k] = n[k]
+        cw.rvec[a, row, k] = rho[k]
+    cw.dval[a, row] = d
+
+
+@nb.njit(**OPTS)
+def _row_parameters(ints, geo, cw):
+    """Every joint's rows (:meth:`mbcourse.joints.Joint.rows`): the joint points coincide
+    (point-plane rows with the parent's normals ``e_1, e_2, e_3``, ``d = n . c_i``) or the
+    child's point stays on the axis (normals ``u1, u2`` across it); the axis is kept
+    (perpendicular rows ``u1, u2`` of the parent against the child's axis ``R0^T e``) or no
+    rotation at all (``e_k`` against the child's ``R0^T e_{k+1}``)."""
+    v = cw.v
+    E, u1, u2, w = v[0:3], v[3], v[4], v[5]
+    for r in range(3):
+        for k in range(3):
+            E[r, k] = 1.0 if r == k else 0.0
+    for a in range(ints.shape[0]):
+        kind, e, c_i, c_j = ints[a, 0], geo[a, 0:3], geo[a, 12:15], geo[a, 15:18]
+        R0 = geo[a, 3:12].reshape((3, 3))
+        _perpendicular_basis(e, u1, u2)
+        if kind == PRISMATIC:                           # on the axis: 2 point-plane rows
+            _set_row(cw, a, 0, POINT_PLANE, u1, c_j, _dot(u1, c_i))
+            _set_row(cw, a, 1, POINT_PLANE, u2, c_j, _dot(u2, c_i))
+            row = 2
+        else:                                           # the points coincide: 3 rows
+            for k in range(3):
+                _set_row(cw, a, k, POINT_PLANE, E[k], c_j, c_i[k])
+            row = 3
+        if kind == REVOLUTE:                            # keep the axis: 2 perpendicular
+            mtv3(R0, e, w)
+            _set_row(cw, a, 3, PERPENDICULAR, u1, w, 0.0)
+            _set_row(cw, a, 4, PERPENDICULAR, u2, w, 0.0)
+            row = 5
+        else:                                           # no rotation: 3 perpendicular
+            for k in range(3):
+                mtv3(R0, E[(k + 1) % 3], w)
+                _set_row(cw, a, row + k, PERPENDICULAR, E[k], w, 0.0)
+            row += 3
+        cw.nr[a] = row
+
+
+@nb.njit(**OPTS)
+def _point_plane(a, row, i, j, A, cw):
+    """Point ``rho_j`` of body ``j`` on the plane ``n . rho = d`` of body ``i`` (2.10)-(2.22):
+    ``rho_i = A_i^T (A_j rho_j + r_j - r_i)`` (2.12), (2.15), ``Q_i = [-n^T A_i^T, n^T
+    tilde(rho_i)]``, ``Q_j = [n^T A_i^T, -n^T A_i^T A_j tilde(rho_j)]``, ``b = n . (2 w_i x
+    A_i^T drho - w_i x (w_i x rho_i) - A_i^T A_j w_j x (w_j x rho_j))``."""
+    n, rho = cw.nvec[a, row], cw.rvec[a, row]
+    v = cw.v
+    rho0, rho_i, nA, h, d, t = v[6], v[7], v[8], v[9], v[10], v[11]
+    wi, wj = cw.w[i], cw.w[j]
+    mv3(A[j], rho, rho0)
+    for k in range(3):
+        rho0[k] += cw.r[j, k] - cw.r[i, k]              # (2.15)
+    mtv3(A[i], rho0, rho_i)                         # (2.12)
+    mv3(A[i], n, nA)
+    cross(n, rho_i, h)
+    mtv3(A[j], nA, t)
+    cross(rho, t, d)
+    for k in range(3):
+        cw.Qi[a, row, k], cw.Qi[a, row, 3 + k] = -nA[k], h[k]
+        cw.Qj[a, row, k], cw.Qj[a, row, 3 + k] = nA[k], d[k]
+    cross(wj, rho, h)                                   # drho0 = A_j (w_j x rho_j) + v_j - v_i
+    mv3(A[j], h, d)                                  #   (2.16)
+    for k in range(3):
+        d[k] += cw.vel[j, k] - cw.vel[i, k]
+    mtv3(A[i], d, t)
+    cross(wi, t, d)                                     # 2 w_i x A_i^T drho0
+    cross(wi, rho_i, h)
+    cross(wi, h, t)                                     # - w_i x (w_i x rho_i)
+    cross(wj, rho, h)
+    cross(wj, h, rho0)
+    mv3(A[j], rho0, h)
+    mtv3(A[i], h, rho0)                             # - A_i^T A_j w_j x (w_j x rho_j)
+    s = 0.0
+    for k in range(3):
+        s += n[k] * (2.0 * d[k] - t[k] - rho0[k])
+    cw.b[a, row] = s
+
+
+@nb.njit(**OPTS)
+def _perpendicular(a, row, i, j, A, cw):
+    """Vector ``u`` of body ``i`` and ``w`` of body ``j`` keep ``u . A_i^T A_j w = c0``
+    (2.27)-(2.31): ``Q_i = [0, u x w_i]``, ``Q_j = [0, w x u_j]`` with ``w_i = A_i^T A_j w``,
+    ``u_j = A_j^T A_i u``, ``b = -((u x dw_i) . w_i + (w x du_j) . w_j)``."""
+    u, w = cw.nvec[a, row], cw.rvec[a, row]
+    v = cw.v
+    w_i, u_j, h, t, dw, du = v[6], v[7], v[8], v[9], v[10], v[11]
+    wi, wj = cw.w[i], cw.w[j]
+    mv3(A[j], w, h)
+    mtv3(A[i], h, w_i)
+    mv3(A[i], u, h)
+    mtv3(A[j], h, u_j)
+    cross(u, w_i, h)
+    cross(w, u_j, t)
+    for k in range(3):
+        cw.Qi[a, row, k], cw.Qi[a, row, 3 + k] = 0.0, h[k]
+        cw.Qj[a, row, k], cw.Qj[a, row, 3 + k] = 0.0, t[k]
+    cross(wj, w, h)                                     # dw_i = -w_i x w_i' + A_i^T A_j (w_j x w)
+    mv3(A[j], h, t)
+    mtv3(A[i], t, dw)
+    cross(wi, w_i, h)
+    for k in range(3):
+        dw[k] -= h[k]
+    cross(wi, u, h)                                     # du_j = -w_j x u_j + A_j^T A_i (w_i x u)
+    mv3(A[i], h, t)
+    mtv3(A[j], t, du)
+    cross(wj, u_j, h)
+    for k in range(3):
+        du[k] -= h[k]
+    cross(u, dw, h)
+    cross(w, du, t)
+    cw.b[a, row] = -(_dot(h, wi) + _dot(t, wj))
+
+
+@nb.njit(**OPTS)
+def _rows(ints, A, cw):
+    """The rows ``Q_i, Q_j, b`` of every joint (2.22), base's blocks included (unused)."""
+    for a in range(ints.shape[0]):
+        i, j = ints[a, 1], ints[a, 2]
+        for row in range(cw.nr[a]):
+            if cw.rtype[a, row] == POINT_PLANE:
+                _point_plane(a, row, i, j, A, cw)
+            else:
+                _perpendicular(a, row, i, j, A, cw)
+
+
+# ---------------------------------------------------------- bodies and forces
+@nb.njit(**OPTS)
+def _body_states(ints, geo, body, q, qd, kin, cw):
+    """Absolute coordinates from ``q, qd``: ``A_k`` and ``omega_k`` (the shared kinematics
+    pass), ``r_k``, ``v_k`` and the body-axes angular velocity ``w_k = A_k^T omega_k``."""
+    kinematics(ints, geo, body, q, qd, kin)
+    centres(ints, geo, qd, kin.A, kin.om, kin.rho, cw.r, cw.vel, kin.v)
+    for k in range(body.shape[0]):
+        mtv3(kin.A[k], kin.om[k], cw.w[k])
+
+
+@nb.njit(**INLINE)
+def _add_wrench(k, W, A, cw):
+    """``F_k += (W_force, A_k^T W_moment)`` (the moment to body axes)."""
+    h = cw.v[11]
+    mtv3(A[k], W[3:], h)
+    for r in range(3):
+        cw.F[k, r] += W[r]
+        cw.F[k, 3 + r] += h[r]
+
+
+@nb.njit(**OPTS)
+def _mass_and_forces(ints, geo, body, q, tau, kin, cw):
+    """``M_k = diag(m_k E, J_k)``, ``F_k = (m_k g, -w_k x J_k w_k)`` (2.5)-(2.9), body axes
+    for the angular part; ``tau_a`` acts on the child at its joint point and the opposite on
+    the parent (:func:`mbcourse.cartesian.system.joint_wrenches`)."""
+    A, v = kin.A, cw.v
+    e, lc, lp, h, t = v[6], v[7], v[8], v[9], v[10]
+    for k in range(1, body.shape[0]):
+        for r in range(3):
+            cw.M[k, r, r] = body[k, 0]
+            for c in range(3):
+                cw.M[k, 3 + r, 3 + c] = kin.J0[k, r, c]
+        mv3(kin.J0[k], cw.w[k], h)
+        cross(cw.w[k], h, t)
+        for r in range(3):
+            cw.F[k, r] = body[k, 0] * body[0, 1 + r]
+            cw.F[k, 3 + r] = -t[r]
+    for a in range(ints.shape[0]):
+        kind, p, c, qk, vk = ints[a, 0], ints[a, 1], ints[a, 2], ints[a, 3], ints[a, 4]
+        if kind == WELD or tau[vk] == 0.0:
+            continue
+        mv3(A[p], geo[a, 0:3], e)
+        mv3(A[c], geo[a, 15:18], lc)                 # child's centre -> joint point
+        slide = q[qk] if kind == PRISMATIC else 0.0
+        for r in range(3):
+            h[r] = geo[a, 12 + r] + geo[a, r] * slide
+        mv3(A[p], h, lp)                             # parent's centre -> joint point
+        joint_wrench(kind, tau[vk], e, lc, cw.s)
+        _add_wrench(c, cw.s, A, cw)
+        if p > 0:
+            joint_wrench(kind, -tau[vk], e, lp, cw.s)
+            _add_wrench(p, cw.s, A, cw)
+
+
+# ------------------------------------------------------- Baraff's LDL^T (2.55)-(2.61)
+@nb.njit(**OPTS)
+def _solve_rows(L, n, X, m, out):
+    """``out[r, :n] = (L L^T)^-1 X[r, :n]`` for the rows ``r < m`` (``L`` a Cholesky factor
+    of size ``n``): one call for a block's right-hand sides."""
+    for r in range(m):
+        for i in range(n):                              # L u = x
+            s = X[r, i]
+            for k in range(i):
+                s -= L[i, k] * out[r, k]
+            out[r, i] = s / L[i, i]
+        for i in range(n - 1, -1, -1):                  # L^T x = u
+            s = out[r, i]
+            for k in range(i + 1, n):
+                s -= L[k, i] * out[r, k]
+            out[r, i] = s / L[i, i]
+
+
+@nb.njit(**OPTS)
+def _eliminate_body(a, c, nr, cw):
+    """Body ``c`` (its children done): ``D_c = L L^T``, ``L_c = D_c^-1 Q_j^T`` (kept
+    transposed, nr x 6), joint ``a``'s ``D_a = -Q_j L_c`` and ``y_a = b_a - L_c^T y_c``;
+    ``Dj`` keeps the Cholesky factor of ``-D_a``. False if a block is not definite."""
+    if not cholesky_factor(cw.D[c]):
+        return False
+    _solve_rows(cw.D[c], 6, cw.Qj[a], nr, cw.Lb[c])
+    for r in range(nr):
+        for t in range(nr):
+            acc = 0.0
+            for k in range(6):
+                acc += cw.Qj[a, r, k] * cw.Lb[c, t, k]
+            cw.Dj[a, r, t] = acc                        # -D_a = Q_j D_c^-1 Q_j^T
+        acc = cw.b[a, r]
+        for k in range(6):
+            acc -= cw.Lb[c, r, k] * cw.y[c, k]
+        cw.yj[a, r] = acc
+    return cholesky_factor(cw.Dj[a, :nr, :nr])
+
+
+@nb.njit(**OPTS)
+def _eliminate_joint(a, p, nr, cw):
+    """Joint ``a`` into its parent body ``p``: ``L_a = D_a^-1 Q_i`` (kept transposed,
+    6 x nr), ``D_p -= L_a^T D_a L_a = Q_i^T L_a``, ``y_p -= L_a^T y_a``."""
+    Qt = cw.S6
+    for k in range(6):
+        for r in range(nr):
+            Qt[k, r] = -cw.Qi[a, r, k]                  # D_a = -(L L^T)
+    _solve_rows(cw.Dj[a], nr, Qt, 6, cw.Lj[a])
+    for k in range(6):
+        for l in range(6):
+            acc = 0.0
+            for r in range(nr):
+                acc += cw.Qi[a, r, k] * cw.Lj[a, l, r]
+            cw.D[p, k, l] -= acc
+        acc = 0.0
+        for r in range(nr):
+            acc += cw.Lj[a, k, r] * cw.yj[a, r]
+        cw.y[p, k] -= acc
+
+
+@nb.njit(**OPTS)
+def _factor(ints, cw):
+    """``H = U^T D U`` and ``U^T y = [F; b]`` from the leaves (children before parents, no
+    fill-in): for each joint ``a`` from the last, its child body, then the joint itself."""
+    n1 = cw.D.shape[0]
+    for k in range(n1):
+        for r in range(6):
+            cw.y[k, r] = cw.F[k, r]
+            for c in range(6):
+                cw.D[k, r, c] = cw.M[k, r, c]
+    for a in range(ints.shape[0] - 1, -1, -1):
+        p, c, nr = ints[a, 1], ints[a, 2], cw.nr[a]
+        if not _eliminate_body(a, c, nr, cw):
+            return False
+        if p > 0:
+            _eliminate_joint(a, p, nr, cw)
+    return True
+
+
+@nb.njit(**OPTS)
+def _back_substitute(ints, cw):
+    """``D z = y``, ``U x = z`` from the root: ``x_a = D_a^-1 y_a - L_a x_p`` (the joints to
+    the base are roots), ``x_c = D_c^-1 y_c - L_c x_a``; ``ddX = x`` of the bodies,
+    ``lam = -x`` of the joints."""
+    for a in range(ints.shape[0]):
+        p, c, nr = ints[a, 1], ints[a, 2], cw.nr[a]
+        _solve_rows(cw.Dj[a], nr, cw.yj[a:a + 1], 1, cw.xj[a:a + 1])
+        for r in range(nr):
+            acc = -cw.xj[a, r]
+            if p > 0:
+                for k in range(6):
+                    acc -= cw.Lj[a, k, r] * cw.x[p, k]
+            cw.xj[a, r] = acc
+        _solve_rows(cw.D[c], 6, cw.y[c:c + 1], 1, cw.x[c:c + 1])
+        for k in range(6):
+            acc = cw.x[c, k]
+            for r in range(nr):
+                acc -= cw.Lb[c, r, k] * cw.xj[a, r]
+            cw.x[c, k] = acc
+
+
+# ------------------------------------------------------------ back to the joints
+@nb.njit(**INLINE)
+def _point_acceleration(X, alpha, omega, lever, t, out):
+    """``out = a + alpha x lever + omega x (omega x lever)``: the acceleration of the point
+    at ``lever`` from a centre of mass with the acceleration ``X[:3]``."""
+    cross(omega, lever, t)
+    cross(omega, t, out)
+    cross(alpha, lever, t)
+    for k in range(3):
+        out[k] += X[k] + t[k]
+
+
+@nb.njit(**OPTS)
+def _joint_acceleration(a, ints, geo, q, qd, kin, cw):
+    """Joint ``a``'s ``qdd`` from its bodies' accelerations (3.104)-(3.107), inertial axes:
+    ``e . (eps_c - eps_p - omega_p x Omega_a)`` (revolute), ``e . (ddr_P(child) -
+    ddr_P(carried by the parent) - 2 omega_p x e qd)`` (prismatic, ``P`` the joint point)."""
+    kind, p, c, qk, vk = ints[a, 0], ints[a, 1], ints[a, 2], ints[a, 3], ints[a, 4]
+    A, om, v = kin.A, kin.om, cw.v
+    e, al_c, al_p, lc, lp, h, t = v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+    mv3(A[p], geo[a, 0:3], e)
+    mv3(A[c], cw.x[c, 3:], al_c)                     # angular accelerations, inertial
+    mv3(A[p], cw.x[p, 3:], al_p)
+    if kind == REVOLUTE:
+        cross(om[p], e, h)
+        return _dot(e, al_c) - _dot(e, al_p) - qd[vk] * _dot(e, h)
+    mv3(A[c], geo[a, 15:18], lc)
+    for k in range(3):
+        t[k] = geo[a, 12 + k] + geo[a, k] * q[qk]
+    mv3(A[p], t, lp)
+    _point_acceleration(cw.x[c], al_c, om[c], lc, t, h)  # the child's joint point
+    s = _dot(e, h)
+    _point_acceleration(cw.x[p], al_p, om[p], lp, t, h)  # the point carried by the parent
+    s -= _dot(e, h)
+    cross(om[p], e, h)
+    return s - 2.0 * qd[vk] * _dot(e, h)
+
+
+@nb.njit(**OPTS)
+def cartesian_one(ints, geo, body, q, qd, tau, qdd, lam, kin, cw):
+    """Chapter 2 for one configuration: body states, rows (2.22), ``M`` and ``F``
+    (2.5)-(2.9), the KKT system (2.49) by Baraff's ``LDL^T`` (2.55)-(2.61), then ``qdd``
+    and ``lam`` (joint by joint, packed order). False if a block is not definite."""
+    _body_states(ints, geo, body, q, qd, kin, cw)
+    _rows(ints, kin.A, cw)
+    _mass_and_forces(ints, geo, body, q, tau, kin, cw)
+    if not _factor(ints, cw):
+        return False
+    _back_substitute(ints, cw)
+    row = 0
+    for a in range(ints.shape[0]):
+        for r in range(cw.nr[a]):
+            lam[row + r] = -cw.xj[a, r]
+        row += cw.nr[a]
+        if ints[a, 0] != WELD:
+            qdd[ints[a, 4]] = _joint_acceleration(a, ints, geo, q, qd, kin, cw)
+    return True
+
+
+@nb.njit(**OPTS)
+def take(buf, at, size):
+    """The next ``size`` entries of ``buf`` from ``at[0]`` (then advanced): work arrays
+    carved out of one allocation."""
+    out = buf[at[0]:at[0] + size]
+    at[0] += size
+    return out
+
+
+@nb.njit(**OPTS)
+def cartesian_workspace(ints, geo, body):
+    """The kinematics pass's :class:`~mbcourse.kernels.common.Work` and a
+    :class:`CartesianWork` (one allocation) with the rows' parameters filled in."""
+    m, n1 = ints.shape[0], body.shape[0]
+    buf = np.zeros(m * (18 + 18 + 6 + 36 + 36 + 6 + 36 + 36 + 6 + 6)
+                   + n1 * (3 + 3 + 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 6 + 36)
+    at = np.zeros(1, dtype=np.int64)
+    cw = CartesianWork(np.zeros(m, dtype=np.int64), np.zeros((m, 6), dtype=np.int64),
+                       take(buf, at, m * 18).reshape((m, 6, 3)),
+                       take(buf, at, m * 18).reshape((m, 6, 3)),
+                       take(buf, at, m * 6).reshape((m, 6)),
+                       take(buf, at, n1 * 3).reshape((n1, 3)),
+                       take(buf, at, n1 * 3).reshape((n1, 3)),
+                       take(buf, at, n1 * 3).reshape((n1, 3)),
+                       take(buf, at, m * 36).reshape((m, 6, 6)),
+                       take(buf, at, m * 36).reshape((m, 6, 6)),
+                       take(buf, at, m * 6).reshape((m, 6)),
+                       take(buf, at, n1 * 36).reshape((n1, 6, 6)),
+                       take(buf, at, n1 * 6).reshape((n1, 6)),
+                       take(buf, at, n1 * 36).reshape((n1, 6, 6)),
+                       take(buf, at, m * 36).reshape((m, 6, 6)),
+                       take(buf, at, n1 * 36).reshape((n1, 6, 6)),
+                       take(buf, at, m * 36).reshape((m, 6, 6)),
+                       take(buf, at, n1 * 6).reshape((n1, 6)),
+                       take(buf, at, n1 * 6).reshape((n1, 6)),
+                       take(buf, at, m * 6).reshape((m, 6)),
+                       take(buf, at, m * 6).reshape((m, 6)),
+                       take(buf, at, 36).reshape((12, 3)), take(buf, at, 6),
+                       take(buf, at, 36).reshape((6, 6)))
+    _row_parameters(ints, geo, cw)
+    return workspace(ints, geo, body), cw
+
+
+@nb.njit(**OPTS)
+def cartesian_solve(ints, geo, body, q, qd, tau, qdd, lam):
+    """Chapter 2 for a batch (:func:`cartesian_one`): ``q`` (B, nq), ``qd``, ``tau`` (B, nv)
+    into ``qdd`` (B, nv) and the multipliers ``lam`` (B, nc), packed joints' order. False
+    if a block is singular or a value is not finite."""
+    kin, cw = cartesian_workspace(ints, geo, body)
+    ok = True
+    for b in range(q.shape[0]):
+        if not cartesian_one(ints, geo, body, q[b], qd[b], tau[b], qdd[b], lam[b], kin, cw):
+            ok = False
+        for k in range(qdd.shape[1]):
+            if not np.isfinite(qdd[b, k]):
+                ok = False
+    return ok
+
+
+@nb.njit(**OPTS)
+def cartesian_forward(ints, geo, body, q, qd, tau, qdd):
+    """:func:`cartesian_solve` without the multipliers (the front door's kernel)."""
+    nc = 0
+    for a in range(ints.shape[0]):
+        nc += 6 if ints[a, 0] == WELD else 5
+    lam = np.empty((q.shape[0], nc))
+    return cartesian_solve(ints, geo, body, q, qd, tau, qdd, lam)
+
+
+@nb.njit(**OPTS)
+def cartesian_terms(ints, geo, body, q, qd, tau, qdd, lam):
+    """One configuration: :func:`cartesian_one` into ``qdd`` (nv,), ``lam`` (nc,), and the
+    :class:`CartesianWork` with the rows, ``M``, ``F`` and ``ddX = x`` (for the tests)."""
+    kin, cw = cartesian_workspace(ints, geo, body)
+    ok = cartesian_one(ints, geo, body, q, qd, tau, qdd, lam, kin, cw)
+    return ok, cw
+
+
+from . import register  # noqa: E402  (the front door, mbcourse.kernels)
+
+register("cartesian", cartesian_forward,
+         refusal="the compiled Cartesian route needs solver='ldlt', planar=None, revolute, "
+                 "prismatic and fixed joints pointing away from the base, gravity as the only "
+                 "load and a fixed base")

@@ -1,0 +1,383 @@
+"""Chapter 3's tree equations ``A qdd = B``, compiled: ``Phi m Phi^T`` with the chapter's
+quantities (Yudintsev (3.101)-(3.167), after Wittenburg).
+
+The same algorithm as the NumPy route :func:`mbcourse.tree.general._terms` and
+:func:`mbcourse.tree.equations_from_terms`, written as loops over bodies and joints. All
+vectors are in inertial axes; the tree's joints point away from the base, so the path
+matrix ``T`` (1.4) has ``T_aj = -1`` exactly when joint ``a`` lies on the path from the base
+to body ``j`` and ``0`` otherwise. The kernel keeps ``T`` column by column (``path[j]``: the
+joints on the path of body ``j``, base first) and every product with ``T`` or ``T^T`` only
+visits those entries:
+
+* ``p_a``, ``k_a`` (3.101), (3.104) in inertial axes, ``Omega_a = p_a qd_a``;
+* the actual hinge vectors ``c*_{ia} = c_{ia} + S+_{ia} z_a`` (3.150)-(3.151);
+* ``omega = omega_0 1 - T^T Omega`` (3.114) and the angular accelerations at ``qdd = 0``,
+  ``eps = -T^T f``, ``f_a = w_a + omega_{i-(a)} x Omega_a`` (3.82), (3.120);
+* ``d*_{kj} = sum_a T_aj S_ka c*_ka`` (3.152) and ``TD_{aj} = sum_k T_ak d*_kj``;
+* the Jacobian ``Phi_{(a), j} = p_a x TD_aj - k_a T_aj`` (3.163) (``Jv``, rows of
+  ``Phi^T`` body by body) and ``Jw = -(pT)^T`` (3.122);
+* the centre-of-mass accelerations at ``qdd = 0``: ``U = -T^T (sum_k S_ka ddc*_ka)``;
+* ``A = Phi m Phi^T + (pT) J (pT)^T`` and
+  ``B = Phi (F - m U) + (pT)(M - J eps - omega x J omega)`` (3.167), then Cholesky.
+
+The products ``Phi m Phi^T`` cost ``O(sum_j depth_j^2)`` (``O(n^3)`` for a chain): the
+chapter's algorithm, not the fastest one (composite bodies, :mod:`.composite`, and
+Vereshchagin's ``O(n)`` recursion, :mod:`.vereshchagin`, build or avoid the same ``A``).
+
+Examples
+--------
+>>> import numpy as np, mbcourse as mb
+>>> from mbcourse.kernels import model_data
+>>> data = model_data(mb.models.double_pendulum())
+>>> A, B = np.zeros((1, 2, 2)), np.zeros((1, 2))
+>>> tree_matrices(*data.args(), np.zeros((1, 2)), np.zeros((1, 2)), A, B)
+>>> bool(np.allclose(A[0], mb.tree.mass_matrix(mb.models.double_pendulum(), [0.0, 0.0])))
+True
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+from .cartesian import mm3, mv3, take
+from .common import OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_solve, cross, rodrigues
+
+__all__ = ["TreeWork", "tree_workspace", "tree_one", "tree_forward", "tree_matrices",
+           "tree_terms"]
+
+
+class TreeWork(NamedTuple):
+    """Work arrays of chapter 3's kernel (``n1 = n + 1`` bodies with the base, ``m`` joints,
+    ``nv`` speeds), the names of :class:`mbcourse.tree.TreeTerms`.
+
+    Structure (per model): ``up`` (n1,) the joint above each body, ``path`` (n1, n1) and
+    ``depth`` (n1,): ``path[j, :depth[j]]`` are the joints with ``T_aj = -1``, base first;
+    ``R0`` (m, 3, 3) fixed joint orientations, ``J0`` (n1, 3, 3) central inertias in body
+    axes. Per state: body orientations ``Ab`` (n1, 3, 3) and central inertias ``I`` in
+    inertial axes; per joint ``P``, ``K`` (m, 3) (``p_a``, ``k_a``), ``Omega``, ``Kv`` (m, 3)
+    (``p_a qd_a``, ``k_a qd_a``); per body ``omega``, ``eps``, ``U`` (n1, 3); ``Cstar``
+    (n1, m, 3), ``dstar`` (n1, n1, 3) (column ``j`` for body ``j``), ``TD`` (m, n1, 3),
+    ``Jv``, ``Jw`` (n1, nv, 3). Scratch ``col``, ``mcol`` (n1, 6), ``dof`` (n1,), ``t3``
+    (3, 3, 3), ``v`` (8, 3). Entries off the
+    paths stay zero."""
+    up: np.ndarray
+    path: np.ndarray
+    depth: np.ndarray
+    R0: np.ndarray
+    J0: np.ndarray
+    Ab: np.ndarray
+    I: np.ndarray
+    P: np.ndarray
+    K: np.ndarray
+    Omega: np.ndarray
+    Kv: np.ndarray
+    omega: np.ndarray
+    eps: np.ndarray
+    U: np.ndarray
+    Cstar: np.ndarray
+    dstar: np.ndarray
+    TD: np.ndarray
+    Jv: np.ndarray
+    Jw: np.ndarray
+    col: np.ndarray
+    mcol: np.ndarray
+    dof: np.ndarray
+    t3: np.ndarray
+    v: np.ndarray
+
+
+@nb.njit(**OPTS)
+def tree_workspace(ints, geo, body, nv):
+    """A :class:`TreeWork` for a packed tree (:func:`mbcourse.kernels.pack_chain`), carved
+    out of one allocation, with the path structure, ``R0`` and ``J0`` filled in."""
+    m, n1 = ints.shape[0], body.shape[0]
+    buf = np.zeros(m * 9 + n1 * 27 + m * 12 + n1 * 9 + n1 * m * 3 + n1 * n1 * 3
+                   + m * n1 * 3 + n1 * nv * 6 + n1 * 12 + 27 + 24)
+    at = np.zeros(1, dtype=np.int64)
+    ints_buf = np.zeros(n1 * (n1 + 3), dtype=np.int64)
+    ws = TreeWork(ints_buf[:n1], ints_buf[n1:n1 + n1 * n1].reshape((n1, n1)),
+                  ints_buf[n1 + n1 * n1:2 * n1 + n1 * n1],
+                  take(buf, at, m * 9).reshape((m, 3, 3)),
+                  take(buf, at, n1 * 9).reshape((n1, 3, 3)),
+                  take(buf, at, n1 * 9).reshape((n1, 3, 3)),
+                  take(buf, at, n1 * 9).reshape((n1, 3, 3)),
+                  take(buf, at, m * 3).reshape((m, 3)), take(buf, at, m * 3).reshape((m, 3)),
+                  take(buf, at, m * 3).reshape((m, 3)), take(buf, at, m * 3).reshape((m, 3)),
+                  take(buf, at, n1 * 3).reshape((n1, 3)),
+                  take(buf, at, n1 * 3).reshape((n1, 3)),
+                  take(buf, at, n1 * 3).reshape((n1, 3)),
+                  take(buf, at, n1 * m * 3).reshape((n1, m, 3)),
+                  take(buf, at, n1 * n1 * 3).reshape((n1, n1, 3)),
+                  take(buf, at, m * n1 * 3).reshape((m, n1, 3)),
+                  take(buf, at, n1 * nv * 3).reshape((n1, nv, 3)),
+                  take(buf, at, n1 * nv * 3).reshape((n1, nv, 3)),
+                  take(buf, at, n1 * 6).reshape((n1, 6)), take(buf, at, n1 * 6).reshape((n1, 6)),
+                  ints_buf[2 * n1 + n1 * n1:], take(buf, at, 27).reshape((3, 3, 3)),
+                  take(buf, at, 24).reshape((8, 3)))
+    ws.up[0] = -1
+    for a in range(m):                                  # T column by column: path(c) =
+        p, c = ints[a, 1], ints[a, 2]                   #   path(p) + joint a
+        ws.up[c] = a
+        ws.depth[c] = ws.depth[p] + 1
+        for t in range(ws.depth[p]):
+            ws.path[c, t] = ws.path[p, t]
+        ws.path[c, ws.depth[p]] = a
+        for r in range(3):
+            for k in range(3):
+                ws.R0[a, r, k] = geo[a, 3 + 3 * r + k]
+    for i in range(1, n1):
+        for r in range(3):
+            for k in range(3):
+                ws.J0[i, r, k] = body[i, 1 + 3 * r + k]
+    for r in range(3):
+        ws.Ab[0, r, r] = 1.0                            # the fixed base: A_0 = E
+    return ws
+
+
+@nb.njit(**OPTS)
+def _joint_vectors(a, ints, geo, q, qd, ws):
+    """Joint ``a``: ``A_c = A_p G_a`` (``G_a = rot(e, q) R0`` revolute), ``p_a``, ``k_a`` in
+    inertial axes (3.101), (3.104), ``Omega_a = p_a qd``, ``k_a qd`` and the actual hinge
+    vectors ``c*_{pa} = A_p (c_pa + z_a)``, ``c*_{ca} = A_c c_ca`` (3.150)-(3.151)."""
+    kind, p, c, qk, vk = ints[a, 0], ints[a, 1], ints[a, 2], ints[a, 3], ints[a, 4]
+    Rj, G = ws.t3[0], ws.t3[1]
+    e, h, ea = geo[a, 0:3], ws.v[0], ws.v[1]
+    if kind == REVOLUTE:
+        rodrigues(e, q[qk], Rj)
+        mm3(Rj, ws.R0[a], G)
+    else:
+        G[:, :] = ws.R0[a]
+    mm3(ws.Ab[p], G, ws.Ab[c])
+    mv3(ws.Ab[p], e, ea)
+    slide = q[qk] if kind == PRISMATIC else 0.0        # z_a = e q (prismatic)
+    rate = qd[vk] if kind != WELD else 0.0
+    for k in range(3):
+        ws.P[a, k] = ea[k] if kind == REVOLUTE else 0.0
+        ws.K[a, k] = ea[k] if kind == PRISMATIC else 0.0
+        ws.Omega[a, k] = ws.P[a, k] * rate
+        ws.Kv[a, k] = ws.K[a, k] * rate
+        h[k] = geo[a, 12 + k] + e[k] * slide
+    mv3(ws.Ab[p], h, ws.Cstar[p, a])
+    mv3(ws.Ab[c], geo[a, 15:18], ws.Cstar[c, a])
+
+
+@nb.njit(**OPTS)
+def _angular(a, ints, ws):
+    """``omega_c = omega_p + Omega_a`` (3.114: ``omega = -T^T Omega``, ``T^T`` summed along
+    the path), ``eps_c = eps_p + f_a``, ``f_a = omega_c x Omega_a`` (3.82), (3.120) with
+    ``qdd = 0`` (``w_a = 0`` for revolute and prismatic joints), and ``I_c = A_c J_c A_c^T``."""
+    p, c = ints[a, 1], ints[a, 2]
+    f, AJ = ws.v[2], ws.t3[2]
+    for k in range(3):
+        ws.omega[c, k] = ws.omega[p, k] + ws.Omega[a, k]
+    cross(ws.omega[c], ws.Omega[a], f)
+    for k in range(3):
+        ws.eps[c, k] = ws.eps[p, k] + f[k]
+    mm3(ws.Ab[c], ws.J0[c], AJ)
+    for r in range(3):
+        for k in range(3):
+            s = 0.0
+            for l in range(3):
+                s += AJ[r, l] * ws.Ab[c, k, l]
+            ws.I[c, r, k] = s
+
+
+@nb.njit(**OPTS)
+def _hinge_sums(ints, ws):
+    """``d*_kj = sum_a T_aj S_ka c*_ka`` (3.152) and ``TD_aj = sum_k T_ak d*_kj``, column by
+    column: ``T_aj = -1`` on the path of ``j``, ``S_{i+(a) a} = 1``, ``S_{i-(a) a} = -1``, so
+    ``d*_{i+(a) j} -= c*_{i+(a) a}`` and ``d*_{i-(a) j} += c*_{i-(a) a}`` for ``a`` on the
+    path; ``T_ak = -1`` for the bodies ``k`` beyond ``a``, of which only those on the path of
+    ``j`` have ``d*_kj != 0``."""
+    for j in range(1, ws.up.shape[0]):
+        D = ws.depth[j]
+        for t in range(D):                              # zero column j on its support
+            a = ws.path[j, t]
+            for k in range(3):
+                ws.dstar[ints[a, 1], j, k] = 0.0
+                ws.dstar[ints[a, 2], j, k] = 0.0
+        for t in range(D):
+            a = ws.path[j, t]
+            p, c = ints[a, 1], ints[a, 2]
+            for k in range(3):
+                ws.dstar[p, j, k] -= ws.Cstar[p, a, k]
+                ws.dstar[c, j, k] += ws.Cstar[c, a, k]
+        s = ws.v[3]
+        for k in range(3):
+            s[k] = 0.0
+        for t in range(D - 1, -1, -1):                  # TD_aj = -(d*_kj summed beyond a)
+            a = ws.path[j, t]
+            c = ints[a, 2]
+            for k in range(3):
+                s[k] += ws.dstar[c, j, k]
+                ws.TD[a, j, k] = -s[k]
+
+
+@nb.njit(**OPTS)
+def _jacobians(ints, ws):
+    """``Phi_{(a), j} = p_a x TD_aj - k_a T_aj`` (3.163) and ``-T_aj p_a`` (3.122) for the
+    joints ``a`` on the path of ``j`` (``T_aj = -1``; zero elsewhere)."""
+    h = ws.v[4]
+    for j in range(1, ws.up.shape[0]):
+        for t in range(ws.depth[j]):
+            a = ws.path[j, t]
+            if ints[a, 0] == WELD:
+                continue
+            l = ints[a, 4]
+            cross(ws.P[a], ws.TD[a, j], h)
+            for k in range(3):
+                ws.Jv[j, l, k] = h[k] + ws.K[a, k]
+                ws.Jw[j, l, k] = ws.P[a, k]
+
+
+@nb.njit(**OPTS)
+def _ddc(k, a, omega, eps, ws, out):
+    """``eps_k x c*_ka + omega_k x (omega_k x c*_ka)``: the acceleration of the tip of
+    ``c*_ka`` turning with body ``k`` at ``qdd = 0``."""
+    h = ws.v[7]
+    cross(omega, ws.Cstar[k, a], h)
+    cross(omega, h, out)
+    cross(eps, ws.Cstar[k, a], h)
+    for r in range(3):
+        out[r] += h[r]
+
+
+@nb.njit(**OPTS)
+def _bias_accelerations(ints, ws):
+    """The centre-of-mass accelerations at ``qdd = 0``, ``U = -T^T g`` with ``g_a = sum_k
+    S_ka ddc*_ka``, the second derivative of ``r_j = r_0 - sum_k d*_kj`` (3.153): on the
+    parent's side ``ddc*`` also holds ``2 omega_p x k_a qd`` (``z_a`` slides), so
+    ``U_c = U_p + g_a`` along the path."""
+    gp, gc, h = ws.v[5], ws.v[6], ws.v[4]
+    for a in range(ints.shape[0]):
+        p, c = ints[a, 1], ints[a, 2]
+        _ddc(p, a, ws.omega[p], ws.eps[p], ws, gp)
+        cross(ws.omega[p], ws.Kv[a], h)
+        _ddc(c, a, ws.omega[c], ws.eps[c], ws, gc)
+        for k in range(3):
+            ws.U[c, k] = ws.U[p, k] + gp[k] + 2.0 * h[k] - gc[k]
+
+
+@nb.njit(**OPTS)
+def _mass_matrix(ints, body, Amat, ws):
+    """``A = Phi m Phi^T + (pT) J (pT)^T`` (3.167): ``sum_j m_j Jv_j Jv_j^T + Jw_j I_j
+    Jw_j^T`` over the pairs of joints on the path of each body ``j`` (their columns of
+    ``Phi`` and ``pT`` gathered first: ``col = (Jv, Jw)``, ``mcol = (m_j Jv, I_j Jw)``)."""
+    col, mcol, dof = ws.col, ws.mcol, ws.dof
+    for r in range(Amat.shape[0]):
+        for k in range(Amat.shape[1]):
+            Amat[r, k] = 0.0
+    for j in range(1, ws.up.shape[0]):
+        nd = 0
+        for t in range(ws.depth[j]):
+            a = ws.path[j, t]
+            if ints[a, 0] == WELD:
+                continue
+            l = ints[a, 4]
+            dof[nd] = l
+            mv3(ws.I[j], ws.Jw[j, l], mcol[nd, 3:])
+            for k in range(3):
+                col[nd, k], col[nd, 3 + k] = ws.Jv[j, l, k], ws.Jw[j, l, k]
+                mcol[nd, k] = body[j, 0] * ws.Jv[j, l, k]
+            nd += 1
+        for t1 in range(nd):
+            for t2 in range(t1 + 1):
+                s = 0.0
+                for k in range(6):
+                    s += mcol[t1, k] * col[t2, k]
+                Amat[dof[t1], dof[t2]] += s
+    for r in range(Amat.shape[0]):
+        for k in range(r):
+            Amat[k, r] = Amat[r, k]
+
+
+@nb.njit(**OPTS)
+def _bias_forces(ints, body, Bvec, ws):
+    """``B = sum_j Jv_j^T (F_j - m_j U_j) + Jw_j^T (M_j - I_j eps_j - omega_j x I_j omega_j)``
+    (3.167); the applied force is the weight ``m_j g`` (``g`` in ``body[0, 1:4]``), no
+    applied moment."""
+    lin, ang, h = ws.v[4], ws.v[5], ws.v[6]
+    for r in range(Bvec.shape[0]):
+        Bvec[r] = 0.0
+    for j in range(1, ws.up.shape[0]):
+        mj = body[j, 0]
+        mv3(ws.I[j], ws.omega[j], h)
+        cross(ws.omega[j], h, ang)
+        mv3(ws.I[j], ws.eps[j], h)
+        for k in range(3):
+            lin[k] = mj * (body[0, 1 + k] - ws.U[j, k])
+            ang[k] = -h[k] - ang[k]
+        for t in range(ws.depth[j]):
+            a = ws.path[j, t]
+            if ints[a, 0] == WELD:
+                continue
+            l = ints[a, 4]
+            s = 0.0
+            for k in range(3):
+                s += ws.Jv[j, l, k] * lin[k] + ws.Jw[j, l, k] * ang[k]
+            Bvec[l] += s
+
+
+@nb.njit(**OPTS)
+def tree_one(ints, geo, body, q, qd, Amat, Bvec, ws):
+    """``A`` and ``B`` of (3.167) for one configuration (``A qdd = B + tau``), leaving the
+    chapter's intermediate quantities in ``ws``."""
+    for a in range(ints.shape[0]):                      # outward: joints, then bodies
+        _joint_vectors(a, ints, geo, q, qd, ws)
+        _angular(a, ints, ws)
+    _hinge_sums(ints, ws)
+    _jacobians(ints, ws)
+    _bias_accelerations(ints, ws)
+    _mass_matrix(ints, body, Amat, ws)
+    _bias_forces(ints, body, Bvec, ws)
+
+
+@nb.njit(**OPTS)
+def tree_forward(ints, geo, body, q, qd, tau, qdd):
+    """Chapter 3's ``A qdd = B + tau`` for a batch, solved by Cholesky: ``q`` (B, nq),
+    ``qd``, ``tau`` (B, nv) into ``qdd``. Returns False if a mass matrix is not positive
+    definite or a value is not finite."""
+    nv = qd.shape[1]
+    ws = tree_workspace(ints, geo, body, nv)
+    Amat = np.empty((nv, nv))
+    Bvec = np.empty(nv)
+    ok = True
+    for b in range(q.shape[0]):
+        tree_one(ints, geo, body, q[b], qd[b], Amat, Bvec, ws)
+        for k in range(nv):
+            qdd[b, k] = Bvec[k] + tau[b, k]
+        if not cholesky_solve(Amat, qdd[b]):
+            ok = False
+        for k in range(nv):
+            if not np.isfinite(qdd[b, k]):
+                ok = False
+    return ok
+
+
+@nb.njit(**OPTS)
+def tree_matrices(ints, geo, body, q, qd, Amat, Bvec):
+    """``A`` (B, nv, nv) and ``B`` (B, nv) of (3.167) for a batch (``B`` without ``tau``)."""
+    ws = tree_workspace(ints, geo, body, qd.shape[1])
+    for b in range(q.shape[0]):
+        tree_one(ints, geo, body, q[b], qd[b], Amat[b], Bvec[b], ws)
+
+
+@nb.njit(**OPTS)
+def tree_terms(ints, geo, body, q, qd):
+    """One configuration's ``(A, B, ws)``: the matrices of (3.167) and the
+    :class:`TreeWork` holding the chapter's intermediate quantities (for the tests)."""
+    nv = qd.shape[0]
+    ws = tree_workspace(ints, geo, body, nv)
+    Amat, Bvec = np.empty((nv, nv)), np.empty(nv)
+    tree_one(ints, geo, body, q, qd, Amat, Bvec, ws)
+    return Amat, Bvec, ws
+
+
+from . import register  # noqa: E402  (the front door, mbcourse.kernels)
+
+register("tree", tree_forward,
+         refusal="the compiled tree equations need revolute, prismatic and fixed joints "
+                 "pointing away from the base, gravity as the only load and a fixed base")

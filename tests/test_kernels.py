@@ -1,0 +1,235 @@
+"""The compiled route mirrors the chapters: each kernel's intermediate quantities equal the
+NumPy route's (not only qdd), and the one front door ``mb.kernels.route``."""
+
+import ast
+from pathlib import Path
+
+import numba as nb
+import numpy as np
+import pytest
+
+import mbcourse as mb
+from mbcourse import kernels
+from mbcourse.kernels.composite import composite_matrices
+from mbcourse.kernels.loops import loops_intermediates
+from mbcourse.kernels.vereshchagin import vereshchagin_articulated
+from test_vereshchagin import _kernel_model
+
+ROOT = Path(mb.__file__).parent
+
+
+def _trees():
+    """Chains and trees of the catalogue and random trees with slides and welds."""
+    rng = np.random.default_rng(2601)
+    yield "double_pendulum", mb.models.double_pendulum()
+    yield "triple_pendulum", mb.models.triple_pendulum()
+    yield "spatial_manipulator", mb.models.spatial_manipulator()
+    yield "telegin_cylindrical_3", mb.models.telegin_cylindrical_3()
+    for n, pri, weld in ((1, (), ()), (6, (2, 5), (4,)), (15, (3, 7, 11), (9,))):
+        yield f"random{n}", _kernel_model(rng, n, pri, weld)
+
+
+def _loops():
+    for name in ("crank_slider", "four_bar", "n_four_bar"):
+        model = getattr(mb.models, name)()
+        q, qd = getattr(mb.models, f"{name}_state")(model, 0.3, 1.5)
+        yield name, model, q, qd
+
+
+def _close(got, want, tol=1e-12, what=""):
+    """Equal to ``tol`` relative to the size of the expected values."""
+    scale = 1.0 + np.abs(want).max(initial=0.0)
+    np.testing.assert_allclose(got, want, rtol=0, atol=tol * scale, err_msg=what)
+
+
+# ------------------------------------------------------------------ chapter 4: Vereshchagin
+@pytest.mark.parametrize("name, model", list(_trees()))
+def test_vereshchagin_kernel_articulated_quantities_equal_the_numpy_recursion(name, model):
+    """w_k, M*_k and Q*_k of (3.176)-(3.179), body by body, and qdd."""
+    data = kernels.model_data(model)
+    assert data is not None, name
+    rng = np.random.default_rng(len(name))
+    B, n1 = 4, model.n + 1
+    q, qd, tau = rng.normal(size=(3, B, model.nv))
+    qdd, w = np.zeros((B, model.nv)), np.zeros((B, n1, 6))
+    M_star, Q_star = np.zeros((B, n1, 6, 6)), np.zeros((B, n1, 6))
+    assert vereshchagin_articulated(*data.args(), q, qd, tau, qdd, w, M_star, Q_star)
+    qdd_np, w_np, M_np, Q_np = mb.vereshchagin.articulated(model, q, qd, tau)
+    _close(qdd, qdd_np, what="qdd")
+    _close(w, w_np, what="w")
+    _close(M_star[:, 1:], M_np[:, 1:], what="M*")       # row 0 is the base
+    _close(Q_star[:, 1:], Q_np[:, 1:], what="Q*")
+    np.testing.assert_allclose(qdd, mb.vereshchagin.forward_dynamics(model, q, qd, tau),
+                               rtol=0, atol=0)
+
+
+# ------------------------------------------------------------------ chapter 4: Ivanov
+@pytest.mark.parametrize("name, model", list(_trees())[:4])
+def test_ivanov_kernels_momenta_equal_the_numpy_sweep(name, model):
+    """The compiled sweep and block Cholesky (alg. of §3, §4): qd and the subtree momenta
+    mu_i equal the NumPy sweep's."""
+    rng = np.random.default_rng(7)
+    q, qd = rng.normal(size=(2, model.nv))
+    p, _ = mb.poisson.momenta(model, q, qd)
+    qd_np, mu_np = mb.poisson.velocities(model, q, p, return_momenta=True)
+    system = mb.poisson.compiled_system(model, q)
+    for solver in ("sweep", "cholesky"):
+        qd_c, mu_c, _ = system.solve(p, solver)
+        _close(qd_c, qd_np, what=solver)
+        _close(mu_c[1:], mu_np[1:], what=solver)
+
+
+# ------------------------------------------------------------------ composite bodies
+@pytest.mark.parametrize("name, model", list(_trees()))
+def test_composite_kernel_builds_chapter_3s_A_and_B(name, model):
+    """The composite-body kernel's A and B equal chapter 3's Phi m Phi^T assembly; its
+    public function equals the chapter's forward dynamics."""
+    rng = np.random.default_rng(11)
+    q, qd, tau = rng.normal(size=(3, 3, model.nv))
+    H, hb = np.empty((3, model.nv, model.nv)), np.empty((3, model.nv))
+    composite_matrices(*kernels.model_data(model).args(), q, qd, H, hb)
+    _close(H, mb.tree.mass_matrix(model, q), what="A")
+    _close(-hb, mb.tree.bias_forces(model, q, qd), tol=1e-11, what="B")
+    _close(mb.tree.forward_dynamics_composite(model, q, qd, tau),
+           mb.tree.forward_dynamics(model, q, qd, tau, compiled=False), tol=1e-10)
+
+
+def test_forward_dynamics_composite_refuses_what_it_cannot_run():
+    model = _kernel_model(np.random.default_rng(3), 3)
+    with pytest.raises(mb.ShapeError, match=r"qd\[1\]"):
+        mb.tree.forward_dynamics_composite(model, np.zeros(3), np.array([0.0, np.nan, 0.0]))
+    model.add_force("b1", force=(1.0, 0.0, 0.0))
+    with pytest.raises(mb.ModelError, match="forward_dynamics_composite: the compiled "
+                                            "composite-body tree equations need"):
+        mb.tree.forward_dynamics_composite(model, np.zeros(3), np.zeros(3))
+
+
+# ------------------------------------------------------------------ chapter 6: cut joints
+@pytest.mark.parametrize("name, model, q, qd", list(_loops()))
+def test_loops_kernel_H_and_multipliers_equal_loops_solve(name, model, q, qd):
+    """The reduced tree's H (3.186) and the cut joints' generalized reaction H_c^T lambda
+    (3.189) equal mb.loops.solve's; the kernel's own multipliers reproduce its accelerations
+    (A qdd_T = B + H_c^T lambda)."""
+    data = mb.loops.prepare(model, None, None)
+    packed = mb.loops._kernel_data(model, data)
+    assert packed is not None
+    tau = np.linspace(-0.5, 0.5, model.nv)
+    N, K = len(packed.q_tree), len(packed.cints)
+    H, lam = np.zeros((1, N, N)), np.zeros((1, 6 * K))
+    qdd, reaction = np.zeros((1, model.nv)), np.zeros((1, N))
+    rows = loops_intermediates(*packed.args(), q[None], qd[None], tau[None], qdd, H, lam,
+                               reaction)
+    assert rows[0] > 0
+    for planar in (None, False):
+        sol = mb.loops.solve(model, q, qd, tau, planar=planar)
+        _close(H, sol.A, what="H")
+        _close(reaction[0], sol.Hc[0].T @ sol.lam[0], what="H_c^T lambda")
+        _close(qdd, sol.qdd, tol=1e-10, what="qdd")
+    _close(sol.A[0] @ qdd[0, data.v_tree], sol.rhs[0] + reaction[0], what="A qdd = B + H^T lam")
+    assert np.all(lam[0, rows[0]:] == 0.0)
+    np.testing.assert_array_equal(qdd[0], mb.loops.forward_dynamics(model, q, qd, tau))
+
+
+def test_loops_kernel_declines_an_open_state_and_the_checked_route_names_the_joint():
+    model = mb.models.four_bar()
+    q, qd = mb.models.four_bar_state(model, 0.3, 1.5)
+    q = q.copy()
+    q[1] += 0.1
+    with pytest.raises(mb.InconsistentStateError):
+        mb.loops.forward_dynamics(model, q, qd)
+
+
+# ------------------------------------------------------------------ the front door
+def test_route_checks_the_inputs_once_and_only_when_needed():
+    model = mb.models.triple_pendulum()
+    calls = []
+
+    def check(q, qd):
+        calls.append(1)
+        return model.check_state(q, qd)
+
+    q, qd = np.array([0.3, -0.2, 0.1]), np.array([1.0, 0.5, -2.0])
+    want = mb.vereshchagin.forward_dynamics(model, q, qd, compiled=False)
+    out, state = kernels.route(model, "vereshchagin", q, qd, None, 0.0, what="t",
+                               check=lambda: check(q, qd))
+    assert calls == [] and state is None                 # float64 arrays: no conversion
+    _close(out, want)
+    out, state = kernels.route(model, "vereshchagin", q.tolist(), qd, None, 0.0, what="t",
+                               check=lambda: check(q.tolist(), qd))
+    assert calls == [1] and state is not None            # a list: checked once
+    _close(out, want)
+    assert kernels.route(model, "vereshchagin", q, qd, None, 0.0, what="t",
+                         check=lambda: check(q, qd), compiled=False) == (None, None)
+    assert calls == [1]
+
+
+def test_route_refuses_with_the_kernels_reason_and_falls_back():
+    model = _kernel_model(np.random.default_rng(5), 2)
+    model.add_force("b1", force=(1.0, 0.0, 0.0))
+    q = np.zeros(2)
+    with pytest.raises(mb.ModelError, match=r"^mb\.x: the compiled recursion needs revolute"):
+        kernels.route(model, "vereshchagin", q, q, None, 0.0, what="mb.x",
+                      check=lambda: model.check_state(q, q), compiled=True)
+    assert kernels.route(model, "vereshchagin", q, q, None, 0.0, what="mb.x",
+                         check=lambda: model.check_state(q, q)) == (None, None)
+    ok = _kernel_model(np.random.default_rng(5), 2)
+    with pytest.raises(mb.ModelError, match="compiled Cartesian route needs solver='ldlt'"):
+        mb.cartesian.forward_dynamics(ok, q, q, solver="schur", compiled=True)
+
+
+@nb.njit(nogil=True)
+def _twice_tau(scale, q, qd, tau, qdd):
+    for b in range(q.shape[0]):
+        for k in range(q.shape[1]):
+            qdd[b, k] = scale[0] * tau[b, k]
+    return True
+
+
+class _Scale(tuple):
+    nv = 2
+
+    def args(self, gravity=True):
+        return (np.array([2.0 if gravity else 3.0]),)
+
+
+def test_a_registered_kernel_runs_through_the_front_door_batched_on_every_core():
+    kernels.register("test-twice", _twice_tau, refusal="the test kernel needs nothing",
+                     pack=lambda model: _Scale())
+    try:
+        model = mb.models.double_pendulum()
+        B = kernels.PARALLEL_BATCH + 5                   # the batch is split over threads
+        q, tau = np.zeros((B, 2)), np.arange(2.0 * B).reshape(B, 2)
+        out, _ = kernels.route(model, "test-twice", q, q, tau, 0.0, what="t", check=None)
+        np.testing.assert_array_equal(out, 2 * tau)
+        out, _ = kernels.route(model, "test-twice", q[0], q[0], tau[3], 0.0, what="t",
+                               check=None, gravity=False)
+        np.testing.assert_array_equal(out, 3 * tau[3])
+    finally:
+        del kernels.KERNELS["test-twice"]
+
+
+def test_the_former_module_keeps_its_names():
+    from mbcourse import compiled
+    for name in compiled.__all__:
+        assert getattr(compiled, name) is not None
+    assert compiled.tree_forward is mb.kernels.composite.composite_forward
+    data = compiled.model_data(mb.models.double_pendulum())
+    out = np.zeros((1, 2))
+    assert compiled.run(compiled.vereshchagin_forward, data, np.zeros((1, 2)),
+                        np.zeros((1, 2)), np.zeros((1, 2)), out)
+    _close(out[0], mb.vereshchagin.forward_dynamics(mb.models.double_pendulum(), [0, 0],
+                                                    [0, 0], compiled=False))
+
+
+def test_kernels_name_the_joint_kinds():
+    """No bare ``kind == 0``: the kernels compare joint kinds with REVOLUTE, PRISMATIC, WELD."""
+    bare = []
+    for path in sorted((ROOT / "kernels").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                left = ast.unparse(node.left)
+                if ("kind" in left or left.endswith(", 0]")) and any(
+                        isinstance(c, ast.Constant) and isinstance(c.value, int)
+                        for c in node.comparators):
+                    bare.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    assert bare == []
