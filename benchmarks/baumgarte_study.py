@@ -54,7 +54,7 @@ def baumgarte_study(gains=((0, 0), (1, 1), (5, 5), (10, 10), (20, 20), (50, 50))
             E = sim.energy
             scale = abs(E[0]) + sim.kinetic_energy.max()
             out.append(dict(system=name, alpha=alpha, beta=beta,
-                            drift=float(sim.constraint_drift.max()),
+                            drift=float(sim.position_drift.max()),
                             velocity_drift=float(sim.velocity_drift.max()),
                             energy_error=float(np.abs(E - E[0]).max() / scale),
                             nfev=sim.nfev))

@@ -48,6 +48,7 @@ Drift. Only the second derivative of ``f`` is imposed; integrated, ``f`` and ``H
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,17 +57,21 @@ import scipy.linalg
 
 from . import tree as _tree_formulation
 from .cartesian import system as _cartesian
-from .compiled import PRISMATIC, REVOLUTE, WELD, attempt, loops_forward, model_data
-from .errors import (InconsistentStateError, IntegrationError, MbcourseError, ModelError, ShapeError,
+from .kernels import model_data, pack_cut, route
+from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
 from .graph import incidence_matrix, path_matrix, spanning_tree
+from . import forces as model_forces
+from . import poses as model_poses
 from .model import State
+from . import sim as _sim
 from .sim import Trajectory, initial_state
 from .spatial import cross, mv, skew, transpose
 
 __all__ = [
     "blocks", "LoopData", "prepare", "VelocityConstraint", "Kinematics", "kinematics",
-    "constraints", "Solution", "solve", "forward_dynamics", "reactions", "inverse_dynamics",
+    "constraints", "Solution", "solve", "forward_dynamics", "reactions", "Reactions",
+    "inverse_dynamics",
     "assemble", "independent_coordinates", "simulate", "LoopTrajectory", "STABILIZATIONS",
     "DEFAULT_STABILIZATION", "DEFAULT_BAUMGARTE",
 ]
@@ -313,9 +318,9 @@ class VelocityConstraint:
         if not callable(self.a) and not callable(self.a0):
             return np.zeros(a.shape[0])
         h = 1e-5
-        qdot = model.qdot(q, qd)
-        ap, a0p = self.rows(model, t + h, model.normalize_q(q + h * qdot))
-        am, a0m = self.rows(model, t - h, model.normalize_q(q - h * qdot))
+        qdot = model_poses.qdot(model, q, qd)
+        ap, a0p = self.rows(model, t + h, model_poses.normalize_q(model, q + h * qdot))
+        am, a0m = self.rows(model, t - h, model_poses.normalize_q(model, q - h * qdot))
         return ((ap - am) @ qd + a0p - a0m) / (2 * h)
 
 
@@ -366,7 +371,7 @@ def _kinematics(model, data, q, qd, t):
     """Kinematics at checked full states (B, nq), (B, nv)."""
     red = data.reduced
     qT, vT = q[:, data.q_tree], qd[:, data.v_tree]
-    tt = _tree_formulation.terms(red, qT, vT, t=t)
+    tt = _tree_formulation.general.terms_unchecked(red, qT, vT, t)
     B, n, N = q.shape[0], model.n, red.nv
     base = model.base_motion.state(t) if model.base_motion else None
     a0 = np.zeros((B, 3))
@@ -616,10 +621,10 @@ def _equations(model, data, q, qd, tau, t, user, baumgarte=None, kin=None):
     if kin is None:
         kin = _kinematics(model, data, q, qd, t)
     tt = kin.terms
-    F, M = model.applied_wrenches(q, qd=qd, t=t, poses=(tt.r, tt.A),
-                                  velocities=(tt.vel, tt.omega))
+    F, M = model_forces.applied_wrenches(model, q, qd=qd, t=t, poses=(tt.r, tt.A),
+                                         velocities=(tt.vel, tt.omega))
     Amat, Bvec = _tree_formulation.equations_from_terms(data.reduced, tt, F, M)
-    Q = tau + model.generalized_forces(q, qd, t)
+    Q = tau + model_forces.generalized_forces(model, q, qd, t)
     rhs = Bvec + Q[:, data.v_tree]
     cutmap = _cut_map(model, data, kin, q, qd)
     for j, Jstar, _ in cutmap:  # B* = J*^T tau*: virtual work of the cut joints' forces
@@ -767,7 +772,7 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
     compiled : bool, optional
         ``None`` (default): with the default cut, no extra constraints and a model of
         revolute, prismatic and fixed joints with gravity as the only load, the compiled
-        kernel :func:`mbcourse.compiled.loops_forward` runs (the same equations; a state it
+        kernel :func:`mbcourse.kernels.loops.loops_forward` runs (the same equations; a state it
         cannot accept takes the checked route, which names what is open). ``False``: always
         the NumPy route; ``True``: refuse (``ModelError``) what the kernel cannot run.
 
@@ -798,17 +803,11 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
     user = _check_user_rows(model, constraints)
     kernel = (_kernel_data(model, data) if compiled is not False and cut is None
               and planar is None and not user else None)
-    if compiled and kernel is None:
-        raise ModelError("the compiled cut-joint method needs the default cut, planar=None, no "
-                         "extra constraints, revolute, prismatic and fixed joints, gravity as "
-                         "the only load and a fixed base; use compiled=None")
-    state = None
-    if kernel is not None:
-        out, state = attempt(lambda *a: loops_forward(*kernel, *a, _RCOND, _KERNEL_TOL),
-                             model.nv, q, qd, tau, t, lambda: _checked(model, q, qd, tau, t),
-                             "mb.loops.forward_dynamics")
-        if out is not None:
-            return out
+    out, state = route(model, "loops", q, qd, tau, t, what="mb.loops.forward_dynamics",
+                       check=lambda: _checked(model, q, qd, tau, t), compiled=compiled,
+                       data=kernel, applies=kernel is not None)
+    if out is not None:
+        return out
     if state is None:
         state = _checked(model, q, qd, tau, t)
     sol = _solve(model, data, state, user, True, "mb.loops.forward_dynamics")
@@ -818,12 +817,11 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
 #: The compiled route accepts states that close the loops to this (relative) tolerance; any
 #: other state goes the checked way, which explains what is open (its tolerance is 1e-8).
 _KERNEL_TOL = 1e-9
-_KINDS = {"rotation": REVOLUTE, "translation": PRISMATIC}
 
 
 def _kernel_data(model, data):
-    """Packed constants of :func:`mbcourse.compiled.loops_forward`, or ``None`` (prepared once
-    per model version)."""
+    """Packed constants of the compiled cut-joint method (:func:`mbcourse.kernels.pack_cut`),
+    or ``None`` (prepared once per model version)."""
     def build():
         if (model.base_motion is not None or model.loads or model.springs
                 or model.joint_springs or model.generalized_force_elements
@@ -832,27 +830,8 @@ def _kernel_data(model, data):
         tree = model_data(data.reduced)
         if tree is None:
             return None
-        rows = []
-        for a in data.cut:
-            j = model.joints[a]
-            described = j.elementary_motion
-            if described is not None:
-                kind, axis = _KINDS[described[0]], described[1]
-            elif j.nq == 0 and j.nv == 0 and not j.moves_joint_point:
-                kind, axis = WELD, np.zeros(3)
-            else:
-                return None
-            start = min(j.q_slice.start, model.nq - 1)
-            rows.append(([kind, j.parent, j.child, start, min(j.v_slice.start, model.nv - 1)],
-                         np.concatenate([axis, j.orientation.ravel(), j.parent_point,
-                                         j.child_point])))
-        cints = np.array([r[0] for r in rows], dtype=np.int64).reshape(-1, 5)
-        cgeo = np.array([r[1] for r in rows], dtype=float).reshape(-1, 18)
-        arrays = (cints, cgeo, np.asarray(data.q_tree, dtype=np.int64),
-                  np.asarray(data.v_tree, dtype=np.int64))
-        for arr in arrays:
-            arr.flags.writeable = False
-        return (tree[0], tree[1], tree[2]) + arrays
+        return pack_cut(model, [model.joints[a] for a in data.cut], tree, data.q_tree,
+                        data.v_tree, (_RCOND, _KERNEL_TOL))
 
     return model.prepared(("loops", "kernel", data.cut), build)
 
@@ -870,12 +849,12 @@ def reactions(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None):
 
     Returns
     -------
-    dict
-        ``{joint name: {"force_child", "moment_child", "force_parent", "moment_parent"}}``:
-        the reaction on the child reduced to the joint point, in child and in parent axes
-        (the parent feels the opposite), batch shape of the inputs; plus ``"nullity"``
-        (redundant rows: then the multipliers are the minimum-norm ones and the reactions
-        of the redundant loop are one choice among many).
+    Reactions
+        A dict ``{joint name: {"force_child", "moment_child", "force_parent",
+        "moment_parent"}}``: the reaction on the child reduced to the joint point, in child
+        and in parent axes (the parent feels the opposite), batch shape of the inputs; its
+        attribute ``nullity`` counts the redundant rows (then the multipliers are the
+        minimum-norm ones and the reactions of the redundant loop are one choice among many).
 
     Examples
     --------
@@ -885,6 +864,8 @@ def reactions(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None):
     >>> R, C = reactions(m, q, qd), mb.cartesian.reactions(m, q, qd)
     >>> bool(all(np.allclose(R[j][k], C[j][k], atol=1e-8) for j in C for k in C[j]))
     True
+    >>> sorted(R) == sorted(j.name for j in m.joints), int(R.nullity)   # no redundant row
+    (True, 0)
     """
     data = prepare(model, cut, planar)
     state = _checked(model, q, qd, tau, t)
@@ -902,9 +883,9 @@ def reactions(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None):
         need_m = np.zeros((B, n + 1, 3))
         need_f[:, 1:] = model.masses()[:, None] * acc
         need_m[:, 1:] = mv(I, alpha) + cross(w, mv(I, w))
-        F, M = model.applied_wrenches(state.q, qd=state.qd, t=state.t, poses=(r, A),
-                                      velocities=(tt.vel, omega))
-        Q = state.tau + model.generalized_forces(state.q, state.qd, state.t)
+        F, M = model_forces.applied_wrenches(model, state.q, qd=state.qd, t=state.t,
+                                             poses=(r, A), velocities=(tt.vel, omega))
+        Q = state.tau + model_forces.generalized_forces(model, state.q, state.qd, state.t)
         Fd, Md = _cartesian.joint_wrenches(model, kin.states, state.q, Q)
         ext_f, ext_m = F + Fd, M + Md
         out = {}
@@ -930,6 +911,13 @@ def reactions(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None):
             tree_wrench[j.name] = (sign * Wf[:, outer], sign * Wm[:, outer])
             Wf[:, inner] += Wf[:, outer]
             Wm[:, inner] += Wm[:, outer]
+    return Reactions(_joint_reactions(model, state, r, A, cut_wrench, tree_wrench),
+                     state.result(sol.nullity, "mb.loops.reactions"))
+
+
+def _joint_reactions(model, state, r, A, cut_wrench, tree_wrench):
+    """The reaction on each joint's child at the joint point, in child and parent axes."""
+    out = {}
     for j in model.joints:
         Ac, Ai = A[:, j.child], A[:, j.parent]
         P = r[:, j.child] + mv(Ac, j.child_point)
@@ -946,8 +934,33 @@ def reactions(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None):
             "force_parent": state.result(mv(transpose(Ai), f), what),
             "moment_parent": state.result(mv(transpose(Ai), m_P), what),
         }
-    out["nullity"] = state.result(sol.nullity, "mb.loops.reactions")
     return out
+
+
+class Reactions(dict):
+    """The result of :func:`reactions`: ``{joint name: {...}}`` (joint names only) and the
+    number of redundant rows in :attr:`nullity`.
+
+    Attributes
+    ----------
+    nullity : ndarray of int, batch shape
+        ``rows - rank``: redundant loop constraints (then the multipliers are the
+        minimum-norm ones and the reactions of the redundant loop are one choice among
+        many). ``R["nullity"]``, the key of earlier releases, still works with a
+        ``DeprecationWarning``.
+    """
+
+    def __init__(self, joints, nullity):
+        super().__init__(joints)
+        self.nullity = nullity
+
+    def __missing__(self, key):
+        if key == "nullity":
+            warnings.warn("mb.loops.reactions(...)['nullity'] is deprecated (the result is keyed "
+                          "by joint name only): use mb.loops.reactions(...).nullity",
+                          DeprecationWarning, stacklevel=2)
+            return self.nullity
+        raise KeyError(key)
 
 
 def _row_wrench(Qrows, lam, Abody, planar):
@@ -964,16 +977,16 @@ def _row_wrench(Qrows, lam, Abody, planar):
 
 # ------------------------------------------------------------------ inverse dynamics
 def _coordinate(model, ref, what):
-    """Index in ``qd`` of a coordinate given by name (``v_names``, or ``q_names`` of a joint
+    """Index in ``qd`` of a coordinate given by name (``qd_names``, or ``q_names`` of a joint
     whose speeds are its coordinate rates) or by index."""
     if isinstance(ref, str):
-        if ref in model.v_names:
-            return model.v_names.index(ref)
+        if ref in model.qd_names:
+            return model.qd_names.index(ref)
         for j in model.joints:
             names = model.q_names[j.q_slice]
             if ref in names and j.nq == j.nv:
                 return j.v_slice.start + names.index(ref)
-        raise ShapeError(f"{what}: unknown coordinate {ref!r}; speeds: {list(model.v_names)}")
+        raise ShapeError(f"{what}: unknown coordinate {ref!r}; speeds: {list(model.qd_names)}")
     if isinstance(ref, bool) or not isinstance(ref, (int, np.integer)) or not 0 <= ref < model.nv:
         raise ShapeError(f"{what}: coordinate indices are 0..{model.nv - 1}, got {ref!r}")
     return int(ref)
@@ -994,7 +1007,7 @@ def inverse_dynamics(model, q, qd, qdd, *, actuated, t=0.0, cut=None, planar=Non
         constraints (e.g. from :func:`forward_dynamics` or from differentiating an assembled
         motion).
     actuated : sequence of str or int
-        The coordinates that carry drives (names of ``model.v_names`` or indices).
+        The coordinates that carry drives (names of ``model.qd_names`` or indices).
 
     Returns
     -------
@@ -1062,13 +1075,13 @@ def inverse_dynamics(model, q, qd, qdd, *, actuated, t=0.0, cut=None, planar=Non
             rank_H = int(np.sum(svH > _RCOND * svH[0])) if svH.size and svH[0] > 0 else 0
             if rank_K < rank_H + len(idx):
                 raise SingularSystemError(
-                    f"{what}: the drives on {[model.v_names[k] for k in idx]} are not "
+                    f"{what}: the drives on {[model.qd_names[k] for k in idx]} are not "
                     "independent of the loops' reactions (more drives than degrees of freedom, "
                     "or a drive on a coordinate the loops lock): their forces are not unique")
             sol, *_ = np.linalg.lstsq(K, lhs[b], rcond=None)
             if np.abs(K @ sol - lhs[b]).max() > 1e-8 * (1.0 + np.abs(lhs[b]).max()):
                 raise SingularSystemError(
-                    f"{what}: drives on {[model.v_names[k] for k in idx]} cannot produce this "
+                    f"{what}: drives on {[model.qd_names[k] for k in idx]} cannot produce this "
                     "motion (too few drives for the degrees of freedom)")
             tau[b, idx] = sol[:len(idx)]
     return state.result(tau, what)
@@ -1145,7 +1158,7 @@ def _newton(model, data, qT, t, free, tol, max_iter):
         step = np.abs(dv).max(initial=0.0)
         if step > _MAX_STEP:  # a damped step far from the solution: no jump of turns
             dv *= _MAX_STEP / step
-        qT = red.normalize_q(qT + red.qdot(qT, dv))
+        qT = model_poses.normalize_q(red, qT + model_poses.qdot(red, qT, dv))
     return qT, err, max_iter  # pragma: no cover
 
 
@@ -1174,7 +1187,7 @@ def assemble(model, q, qd=None, *, independent=(), t=0.0, cut=None, planar=None,
     qd : array_like, shape (nv,), optional
         Guessed speeds (default zero): the independent ones are kept.
     independent : sequence of str or int
-        Coordinates to hold (names of ``model.v_names``/``q_names`` or speed indices); when
+        Coordinates to hold (names of ``model.qd_names``/``q_names`` or speed indices); when
         one of them belongs to a joint the default cut removes, a cut that keeps it on the
         tree is chosen.
     t, cut, planar
@@ -1214,7 +1227,7 @@ def assemble(model, q, qd=None, *, independent=(), t=0.0, cut=None, planar=None,
     for k in ind:
         if joints_of[k] in data.cut:
             raise ModelError(
-                f"assemble: the independent coordinate {model.v_names[k]!r} belongs to the cut "
+                f"assemble: the independent coordinate {model.qd_names[k]!r} belongs to the cut "
                 f"joint {model.joints[joints_of[k]].name!r}; cut another joint of its loop")
     state = _checked(model, q, qd, None, t)
     pos = {int(v): i for i, v in enumerate(data.v_tree)}
@@ -1236,7 +1249,7 @@ def assemble(model, q, qd=None, *, independent=(), t=0.0, cut=None, planar=None,
         if err > tol * scale * 10:
             r = int(np.argmax(np.abs(kin.f[0])))
             joint = model.joints[data.row_joint[r]]
-            held = {model.v_names[k]: float(state.q[b, model.joints[joints_of[k]].q_slice.start
+            held = {model.qd_names[k]: float(state.q[b, model.joints[joints_of[k]].q_slice.start
                                                    + k - model.joints[joints_of[k]].v_slice.start])
                     for k in ind}
             raise InconsistentStateError(
@@ -1253,7 +1266,7 @@ def assemble(model, q, qd=None, *, independent=(), t=0.0, cut=None, planar=None,
             vscale = 1.0 + np.abs(vT).max() * scale
             if res > 1e-9 * vscale:
                 raise InconsistentStateError(
-                    f"assemble: the independent speeds {[model.v_names[k] for k in ind]} break "
+                    f"assemble: the independent speeds {[model.qd_names[k] for k in ind]} break "
                     f"the loops (velocity residual {res:.3g}): too many independent "
                     "coordinates for the mechanism's degrees of freedom")
         qf, qdf = _complete(model, data, qT[None], vT[None], state.t, state.q[b])
@@ -1273,7 +1286,7 @@ def independent_coordinates(model, q, *, t=0.0, cut=None, planar=None):
     Returns
     -------
     list of str
-        Names (``model.v_names``) of the independent speeds.
+        Names (``model.qd_names``) of the independent speeds.
 
     Examples
     --------
@@ -1290,7 +1303,7 @@ def independent_coordinates(model, q, *, t=0.0, cut=None, planar=None):
                          f"({model.nq},)")
     kin = _kinematics(model, data, state.q, state.qd, state.t)
     ind_T = _partition(kin.H[0])[1]
-    return [model.v_names[int(data.v_tree[i])] for i in ind_T]
+    return [model.qd_names[int(data.v_tree[i])] for i in ind_T]
 
 
 def _partition(H):
@@ -1380,14 +1393,21 @@ class _System:
         self.singular_values = sol.singular_values[0]
         return sol.qdd[0, self.data.v_tree], q[0], qd[0]
 
+    def speeds(self, y):
+        """The reduced system's speeds in an integrated state (for the blow-up test)."""
+        return y[self.nq:self.nq + self.nv]
+
+    def speed(self, y):
+        return np.abs(self.speeds(y)).max(initial=0.0)
+
     def rhs(self, t, y):
         self.nfev += 1
         qT = self.red.normalize_q(y[:self.nq])
         vT = y[self.nq:self.nq + self.nv]
         qddT, q, qd = self.accelerations(t, qT, vT)
-        parts = [self.red.qdot(qT, vT), qddT]
+        parts = [model_poses.qdot(self.red, qT, vT), qddT]
         if self.damped:
-            parts.append(-np.atleast_1d(self.model.damping_power(q, qd, t)))
+            parts.append(-np.atleast_1d(model_forces.damping_power(self.model, q, qd, t)))
         return np.concatenate(parts)
 
     def project(self, y, t, tol=1e-13):
@@ -1405,9 +1425,10 @@ class _System:
         return out, float(np.abs(qT_new - qT).max(initial=0.0))
 
 
-def simulate(model, t_span, q0, qd0=None, tau=None, *, stabilization=DEFAULT_STABILIZATION,
-             method="DOP853", rtol=1e-10, atol=1e-10, t_eval=None, cut=None, planar=None,
-             baumgarte=DEFAULT_BAUMGARTE, max_step=np.inf, cond_limit=1e4):
+def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-10,
+             atol=1e-10, t_eval=None, stabilization=DEFAULT_STABILIZATION, cut=None,
+             planar=None, baumgarte=DEFAULT_BAUMGARTE, max_step=np.inf, cond_limit=1e4,
+             **options):
     """Integrate a closed mechanism in the reduced system's coordinates.
 
     Parameters
@@ -1415,10 +1436,10 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, stabilization=DEFAULT_STA
     model : Model
     t_span : (t0, t1)
     q0, qd0 : array_like, shapes (nq,), (nv,)
-        A consistent initial state (:func:`assemble`); ``qd0`` defaults to rest.
+        A consistent initial state (:func:`assemble`); ``qd0=None`` is rest.
     tau : None, array_like (nv,) or callable ``tau(t, q, qd)``
-        Generalized forces on the Model's coordinates (the signature of
-        :func:`mbcourse.sim.simulate`).
+        Generalized forces on the Model's coordinates (the one ``simulate`` signature of
+        :mod:`mbcourse.sim`).
     stabilization : {"projection", "partitioning", "baumgarte", "none"}
         The treatment of drift (module docstring and :data:`STABILIZATION_TABLE`).
     method, rtol, atol, t_eval, max_step
@@ -1497,57 +1518,60 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, stabilization=DEFAULT_STA
     >>> bool(res.position_drift.max() < 1e-10), bool(np.ptp(res.energy) < 1e-8)
     (True, True)
     """
+    _sim.refuse_options("mb.loops.simulate", options, ["stabilization", "cut", "planar",
+                                                       "baumgarte", "max_step", "cond_limit"])
+    _sim.check_model(model)
     gains = _check_stabilization(stabilization, baumgarte)
     data = prepare(model, cut, planar)
-    qd0 = np.zeros(model.nv) if qd0 is None else qd0
     t0, t1, q0, qd0, tau_fn = initial_state(model, t_span, q0, qd0, tau)
+    method, t_eval = _sim.check_method(method), _sim.check_t_eval(t_eval, t0, t1)
     with np.errstate(over="ignore", invalid="ignore"):
         kin = _kinematics(model, data, q0[None], qd0[None], t0)
         _check_consistency(model, data, kin, q0[None], qd0[None])
-    damped = bool(any(s.damping > 0 for s in model.springs)
-                  or any(np.any(s.damping > 0) for s in model.joint_springs))
-    system = _System(model, data, tau_fn, gains, damped, q0)
+    system = _System(model, data, tau_fn, gains, _sim.prepare(model).damped, q0)
     qT0, vT0 = q0[data.q_tree], qd0[data.v_tree]
     system.accelerations(t0, qT0, vT0)  # bad forces are refused here, before integrating
     system.observe_rank()
-    if t_eval is not None:
-        t_eval = np.asarray(t_eval, dtype=float)
-        if (t_eval.ndim != 1 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0)
-                or t_eval.size and (t_eval[0] < t0 or t_eval[-1] > t1)):
-            raise ShapeError(f"t_eval must be increasing times within t_span ({t0}, {t1}), "
-                             f"got {t_eval!r}")
-    extra = dict(stabilization=stabilization, partitions=None, corrections=0.0)
-    if stabilization == "partitioning":
-        ts, QT, VT, diss, extra["partitions"] = _partitioned(
-            system, t0, t1, qT0, vT0, t_eval, method, rtol, atol, max_step, cond_limit)
-    else:
-        y0 = np.concatenate([qT0, vT0] + ([np.zeros(1)] if damped else []))
-        if stabilization == "projection":
-            ts, Y, extra["corrections"] = _projected(system, t0, t1, y0, t_eval, method, rtol,
-                                                      atol, max_step)
-        else:
-            sol = scipy.integrate.solve_ivp(system.rhs, (t0, t1), y0, method=method, rtol=rtol,
-                                            atol=atol, t_eval=t_eval, max_step=max_step)
-            if sol.status < 0:
-                raise IntegrationError(f"mb.loops.simulate: the integration failed at "
-                                    f"t={sol.t[-1]:.6g}: {sol.message}")
-            ts, Y = sol.t, sol.y.T
-        QT = system.red.normalize_q(Y[:, :system.nq])
-        VT = Y[:, system.nq:system.nq + system.nv]
-        diss = Y[:, -1] if damped else None
+    ts, QT, VT, diss, extra = _integrate(system, stabilization, t0, t1, qT0, vT0, t_eval,
+                                         dict(method=method, rtol=rtol, atol=atol,
+                                              max_step=max_step), cond_limit)
     q, qd = _sequential_complete(model, data, QT, VT, ts, q0)
+    pdrift, vdrift = _drifts(model, data, q, qd, ts)
+    return LoopTrajectory(model, ts, q, qd, None, diss, position_drift=pdrift,
+                          velocity_drift=vdrift, nfev=system.nfev, stabilization=stabilization,
+                          **extra)
+
+
+def _integrate(system, stabilization, t0, t1, qT0, vT0, t_eval, ivp, cond_limit):
+    """``(ts, QT, VT, dissipated, extra)`` of the reduced system with the stabilization."""
+    extra = dict(partitions=None, corrections=0.0)
+    if stabilization == "partitioning":
+        ts, QT, VT, diss, extra["partitions"] = _partitioned(system, t0, t1, qT0, vT0, t_eval,
+                                                             ivp, cond_limit)
+        return ts, QT, VT, diss, extra
+    y0 = np.concatenate([qT0, vT0] + ([np.zeros(1)] if system.damped else []))
+    if stabilization == "projection":
+        ts, Y, extra["corrections"] = _projected(system, t0, t1, y0, t_eval, **ivp)
+    else:
+        sol = _sim.integrate("mb.loops.simulate", system.rhs, t0, t1, y0, system.speeds,
+                             t_eval=t_eval, **ivp)
+        ts, Y = sol.t, sol.y.T
+    QT = system.red.normalize_q(Y[:, :system.nq])
+    VT = Y[:, system.nq:system.nq + system.nv]
+    return ts, QT, VT, (Y[:, -1] if system.damped else None), extra
+
+
+def _drifts(model, data, q, qd, ts):
+    """Largest ``|f|`` and ``|df/dt|`` at every sample."""
     with np.errstate(over="ignore", invalid="ignore"):
         if model.base_motion is None:
             kin = _kinematics(model, data, q, qd, 0.0)
-            pdrift, vdrift = np.abs(kin.f).max(axis=1, initial=0.0), \
-                np.abs(kin.fdot).max(axis=1, initial=0.0)
-        else:
-            pairs = [_kinematics(model, data, q[k:k + 1], qd[k:k + 1], float(tk))
-                     for k, tk in enumerate(ts)]
-            pdrift = np.array([np.abs(p.f).max(initial=0.0) for p in pairs])
-            vdrift = np.array([np.abs(p.fdot).max(initial=0.0) for p in pairs])
-    return LoopTrajectory(model, ts, q, qd, None, diss, position_drift=pdrift,
-                          velocity_drift=vdrift, nfev=system.nfev, **extra)
+            return (np.abs(kin.f).max(axis=1, initial=0.0),
+                    np.abs(kin.fdot).max(axis=1, initial=0.0))
+        pairs = [_kinematics(model, data, q[k:k + 1], qd[k:k + 1], float(tk))
+                 for k, tk in enumerate(ts)]
+        return (np.array([np.abs(p.f).max(initial=0.0) for p in pairs]),
+                np.array([np.abs(p.fdot).max(initial=0.0) for p in pairs]))
 
 
 def _sequential_complete(model, data, QT, VT, ts, q0):
@@ -1578,9 +1602,9 @@ def _projected(system, t0, t1, y0, t_eval, method, rtol, atol, max_step):
     while solver.status == "running":
         t_prev = solver.t
         message = solver.step()
-        if solver.status == "failed":
-            raise IntegrationError(f"mb.loops.simulate: the integration failed at "
-                                f"t={solver.t:.6g}: {message}")
+        if solver.status == "failed" or not system.speed(solver.y) <= _sim.BLOWUP_SPEED:
+            raise _sim.integration_error("mb.loops.simulate", solver.t, t1, message,
+                                         system.speeds(solver.y))
         if t_eval is not None:
             inside = t_eval[(t_eval > t_prev) & (t_eval <= solver.t)]
             if inside.size:
@@ -1607,96 +1631,111 @@ def _projected(system, t0, t1, y0, t_eval, method, rtol, atol, max_step):
     return ts, Y, worst
 
 
-def _partitioned(system, t0, t1, qT0, vT0, t_eval, method, rtol, atol, max_step, cond_limit):
-    """Wehage–Haug: integrate the independent coordinates; a new partition when needed."""
-    model, data, red = system.model, system.data, system.red
-    if red.nq != red.nv:
-        raise ModelError("stabilization='partitioning' integrates coordinates one by one; "
-                         "this mechanism has quaternion coordinates: use 'projection'")
-    N = red.nv
-    t = t0
-    qT, vT = qT0.copy(), vT0.copy()
-    ts_all, Q_all, V_all, D_all, partitions = [], [], [], [], []
-    dissipated = 0.0
-    while True:
-        q = _full_from_tree(model, data, qT)
-        kin = _kinematics(model, data, q, np.zeros((1, model.nv)), t)
-        dep, ind = _partition(kin.H[0])
-        partitions.append((t, [model.v_names[int(data.v_tree[i])] for i in ind]))
-        cache = {"qT": qT.copy()}
+class _Partition:
+    """One partition of the reduced speeds (Wehage–Haug): the independent ones ``ind`` are
+    integrated, the dependent ones ``dep`` solved from the loop constraints."""
 
-        def dependent(tk, yq, yv, start=None):
-            qT_k = (cache["qT"] if start is None else start).copy()
-            qT_k[ind] = yq
-            qT_k, err, _ = _newton(model, data, qT_k, tk, dep, 1e-13, 20)
-            if err > 1e-9:
-                raise SingularSystemError(
-                    f"mb.loops.simulate: the dependent coordinates cannot be solved at "
-                    f"t={tk:.6g} (residual {err:.3g}); use stabilization='projection'")
-            cache["qT"] = qT_k
-            qf = _full_from_tree(model, data, qT_k)
-            kk = _kinematics(model, data, qf, np.zeros((1, model.nv)), tk)
-            H = kk.H[0]
-            v = np.zeros(N)
-            v[ind] = yv
-            if dep.size:
-                v[dep] = _lstsq(H[:, dep], -(kk.fdot[0] + H[:, ind] @ yv))
-            return qT_k, v, H
+    def __init__(self, system, t, qT, cond_limit):
+        model, data = system.model, system.data
+        kin = _kinematics(model, data, _full_from_tree(model, data, qT),
+                          np.zeros((1, model.nv)), t)
+        self.dep, self.ind = _partition(kin.H[0])
+        self.names = [model.qd_names[int(data.v_tree[i])] for i in self.ind]
+        self.system, self.qT, self.cond_limit = system, qT.copy(), cond_limit
+        self.k = self.ind.size
 
-        def rhs(tk, y):
-            qT_k, v, _ = dependent(tk, y[:ind.size], y[ind.size:2 * ind.size])
-            system.nfev += 1
-            qdd, qf, qdf = system.accelerations(tk, qT_k, v)
-            parts = [v[ind], qdd[ind]]
-            if system.damped:
-                parts.append(-np.atleast_1d(model.damping_power(qf, qdf, tk)))
-            return np.concatenate(parts)
-
-        def ill(tk, y):
-            _, _, H = dependent(tk, y[:ind.size], y[ind.size:2 * ind.size])
-            if not dep.size:
+        def ill(tk, y):  # the dependent block's condition number passes cond_limit
+            if not self.dep.size:
                 return 1.0
-            return np.log10(cond_limit) - np.log10(np.linalg.cond(H[:, dep]))
+            H = self.dependent(tk, y)[2]
+            return np.log10(self.cond_limit) - np.log10(np.linalg.cond(H[:, self.dep]))
         ill.terminal = True
+        self.event = ill if self.dep.size else None
 
-        y0 = np.concatenate([qT[ind], vT[ind]] + ([np.zeros(1)] if system.damped else []))
-        te = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= t1)]
-        segment_start = qT.copy()
-        sol = scipy.integrate.solve_ivp(rhs, (t, t1), y0, method=method, rtol=rtol, atol=atol,
-                                        t_eval=te, max_step=max_step, dense_output=True,
-                                        events=ill if dep.size else None)
-        if sol.status < 0:
-            raise IntegrationError(f"mb.loops.simulate: the integration failed at "
-                                f"t={sol.t[-1]:.6g}: {sol.message}")
-        # the samples' dependent coordinates, marching through the integrator's steps so
-        # that every Newton solve starts next to its answer (same assembly branch)
-        samples = {float(tk): k for k, tk in enumerate(sol.t)}
+    def y0(self, qT, vT):
+        return np.concatenate([qT[self.ind], vT[self.ind]]
+                              + ([np.zeros(1)] if self.system.damped else []))
+
+    def speeds(self, y):
+        return y[self.k:2 * self.k]
+
+    def dependent(self, tk, y, start=None):
+        """``(qT, vT, H)`` from the independent coordinates and speeds in ``y``."""
+        model, data = self.system.model, self.system.data
+        ind, dep = self.ind, self.dep
+        qT_k = (self.qT if start is None else start).copy()
+        qT_k[ind] = y[:self.k]
+        qT_k, err, _ = _newton(model, data, qT_k, tk, dep, 1e-13, 20)
+        if err > 1e-9:
+            raise SingularSystemError(
+                f"mb.loops.simulate: the dependent coordinates cannot be solved at "
+                f"t={tk:.6g} (residual {err:.3g}); use stabilization='projection'")
+        self.qT = qT_k
+        kk = _kinematics(model, data, _full_from_tree(model, data, qT_k),
+                         np.zeros((1, model.nv)), tk)
+        H = kk.H[0]
+        v = np.zeros(self.system.nv)
+        v[ind] = self.speeds(y)
+        if dep.size:
+            v[dep] = _lstsq(H[:, dep], -(kk.fdot[0] + H[:, ind] @ v[ind]))
+        return qT_k, v, H
+
+    def rhs(self, tk, y):
+        system = self.system
+        qT_k, v, _ = self.dependent(tk, y)
+        system.nfev += 1
+        qdd, qf, qdf = system.accelerations(tk, qT_k, v)
+        parts = [v[self.ind], qdd[self.ind]]
+        if system.damped:
+            parts.append(-np.atleast_1d(system.model.damping_power(qf, qdf, tk)))
+        return np.concatenate(parts)
+
+    def collect(self, sol, t, start, dissipated, out):
+        """Append the samples of one segment to ``out = (ts, QT, VT, D)``, marching through
+        the integrator's steps so that every Newton solve starts next to its answer (same
+        assembly branch)."""
+        ts_all, Q_all, V_all, D_all = out
+        samples = {float(tk): i for i, tk in enumerate(sol.t)}
         grid = np.union1d(sol.sol.ts[(sol.sol.ts >= t) & (sol.sol.ts <= sol.t[-1])], sol.t)
-        previous = segment_start
+        previous = start
         for tk in grid:
-            yk = sol.sol(tk)
-            qk, vk, _ = dependent(tk, yk[:ind.size], yk[ind.size:2 * ind.size], previous)
+            qk, vk, _ = self.dependent(tk, sol.sol(tk), previous)
             previous = qk
-            k = samples.get(float(tk))
-            if k is None or (ts_all and tk <= ts_all[-1]):
+            i = samples.get(float(tk))
+            if i is None or (ts_all and tk <= ts_all[-1]):
                 continue
-            yk = sol.y[:, k]
             ts_all.append(tk)
             Q_all.append(qk)
             V_all.append(vk)
-            D_all.append(dissipated + (yk[-1] if system.damped else 0.0))
-        if sol.status == 1 and sol.t_events[0].size:  # re-partition at the event
-            t_new = float(sol.t_events[0][0])
-            y_new = sol.y_events[0][0]
-            qT, vT, _ = dependent(t_new, y_new[:ind.size], y_new[ind.size:2 * ind.size])
-            if system.damped:
-                dissipated += y_new[-1]
-            if t_new <= t + 1e-12 * (1 + abs(t)):
-                raise SingularSystemError(
-                    f"mb.loops.simulate: no well-conditioned partition at t={t:.6g}: the "
-                    "mechanism is at a singular configuration; use 'projection'")
-            t = t_new
-            continue
-        break
-    return (np.array(ts_all), np.array(Q_all), np.array(V_all),
-            np.array(D_all) if system.damped else None, partitions)
+            D_all.append(dissipated + (sol.y[-1, i] if self.system.damped else 0.0))
+
+
+def _partitioned(system, t0, t1, qT0, vT0, t_eval, ivp, cond_limit):
+    """Wehage–Haug: integrate the independent coordinates; a new partition when needed."""
+    red = system.red
+    if red.nq != red.nv:
+        raise ModelError("stabilization='partitioning' integrates coordinates one by one; "
+                         "this mechanism has quaternion coordinates: use 'projection'")
+    t, qT, vT = t0, qT0.copy(), vT0.copy()
+    out, partitions, dissipated = ([], [], [], []), [], 0.0
+    while True:
+        part = _Partition(system, t, qT, cond_limit)
+        partitions.append((t, part.names))
+        te = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= t1)]
+        sol = _sim.integrate("mb.loops.simulate", part.rhs, t, t1, part.y0(qT, vT),
+                             part.speeds, t_eval=te, dense_output=True, events=part.event,
+                             **ivp)
+        part.collect(sol, t, qT.copy(), dissipated, out)
+        if not (sol.status == 1 and sol.t_events[0].size):
+            break
+        t_new, y_new = float(sol.t_events[0][0]), sol.y_events[0][0]  # re-partition
+        qT, vT, _ = part.dependent(t_new, y_new)
+        if system.damped:
+            dissipated += y_new[-1]
+        if t_new <= t + 1e-12 * (1 + abs(t)):
+            raise SingularSystemError(
+                f"mb.loops.simulate: no well-conditioned partition at t={t:.6g}: the "
+                "mechanism is at a singular configuration; use 'projection'")
+        t = t_new
+    ts, Q, V, D = (np.array(x) for x in out)
+    return ts, Q, V, (D if system.damped else None), partitions

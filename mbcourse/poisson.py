@@ -84,11 +84,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from . import sim as _sim
-from .compiled import attempt, model_data, run, vereshchagin_forward
-from .errors import STOPPED_HINT, IntegrationError, ShapeError, SingularSystemError
+from .kernels import route
+from .errors import ShapeError, SingularSystemError
+from . import forces as model_forces
+from . import poses as model_poses
 
 from .spatial import cross, mv, skew, transpose
 
@@ -480,7 +481,7 @@ def velocities(model, q, p, *, t=0.0, solver="sweep", return_momenta=False):
     solver : {"sweep", "cholesky"}
         ``"sweep"``: Ivanov, alg. of §3 (elimination with inverses of ``A_i^T M*_i A_i``);
         ``"cholesky"``: Ivanov, alg. of §4 (block ``L^T D L``, triangular solves). For
-        models the compiled kernels cover (:func:`mbcourse.compiled.model_data`) the sweep
+        models the compiled kernels cover (:func:`mbcourse.kernels.model_data`) the sweep
         runs compiled: the same elimination from the leaves, as chapter 4's recursion with
         the velocity terms and gravity switched off.
     return_momenta : bool
@@ -504,19 +505,13 @@ def velocities(model, q, p, *, t=0.0, solver="sweep", return_momenta=False):
            [0.6, 4. ]])
     """
     _check_solver(solver)
-    kernel = model_data(model) if solver == "sweep" and not return_momenta else None
-    state = None
-    if kernel is not None:
-        # the compiled sweep: chapter 4's articulated elimination with the velocity terms
-        # and gravity switched off solves M qd = p in O(n) (mbcourse.compiled)
-        def call(q_, p_, _, out):
-            return run(vereshchagin_forward, kernel, q_, np.zeros_like(p_), p_, out,
-                       gravity=False)
-
-        out, state = attempt(call, kernel[4], q, p, None, t,
-                             lambda: _momentum_state(model, q, p, t=t), "mb.poisson.velocities")
-        if out is not None:
-            return out
+    # the compiled sweep: chapter 4's articulated elimination with the velocity terms and
+    # gravity switched off solves M qd = p in O(n) (mbcourse.kernels.poisson)
+    out, state = route(model, "poisson", q, p, None, t, what="mb.poisson.velocities",
+                       check=lambda: _momentum_state(model, q, p, t=t), gravity=False,
+                       applies=solver == "sweep" and not return_momenta)
+    if out is not None:
+        return out
     if state is None:
         state = _momentum_state(model, q, p, t=t)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -553,13 +548,13 @@ def _forces(model, k, kin, q, qd, t, base, v=None):
     (B, n + 1, 6). ``v``: the body twists, needed with dampers (``qd`` not ``None``)."""
     if k.springs:
         damped = k.dampers and qd is not None
-        F, Mc = model.applied_wrenches(
-            q, qd=qd, t=t, poses=(_poses(kin, base), kin.R),
+        F, Mc = model_forces.applied_wrenches(
+            model, q, qd=qd, t=t, poses=(_poses(kin, base), kin.R),
             velocities=_velocities(kin, v, base) if damped else None)
     elif k.state_loads:
-        F, Mc = model.applied_wrenches(q, qd=qd, t=t, orientations=kin.R)
+        F, Mc = model_forces.applied_wrenches(model, q, qd=qd, t=t, orientations=kin.R)
     else:
-        F, Mc = model.applied_wrenches(t=t, orientations=kin.R)
+        F, Mc = model_forces.applied_wrenches(model, t=t, orientations=kin.R)
     RT = transpose(kin.R)
     f = mv(RT, F)
     out = np.empty(f.shape[:-1] + (6,))
@@ -620,7 +615,7 @@ def generalized_forces(model, q, qd=None, *, t=0.0):
         Fs = _accumulate(kin, _forces(model, k, kin, state.q, state.qd, state.t, base, v))
         Q = _project(kin, Fs, model.nv)
         if k.generalized:
-            Q = Q + model.generalized_forces(state.q, state.qd, state.t)
+            Q = Q + model_forces.generalized_forces(model, state.q, state.qd, state.t)
     return state.result(Q, "mb.poisson.generalized_forces")
 
 
@@ -643,7 +638,7 @@ def _pdot_terms(model, k, kin, q, qd, v, mu, t, base):
         r = np.concatenate([cross(dw, m_f), cross(dw, m_m) - cross(V, m_f)], axis=-1)
         out[:, j.v_slice] = mv(transpose(Ahat), mu[:, c]) + mv(transpose(A), r + Fs[:, c])
     if k.generalized:
-        out += model.generalized_forces(q, qd, t)
+        out += model_forces.generalized_forces(model, q, qd, t)
     return out
 
 
@@ -700,24 +695,28 @@ class Trajectory(_sim.Trajectory):
     p: np.ndarray = None
 
 
-def simulate(model, t_span, q0, qd0, tau=None, *, solver="sweep", method="DOP853",
-             rtol=1e-10, atol=1e-10, t_eval=None, max_step=np.inf, dense_output=False):
+def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-10,
+             atol=1e-10, t_eval=None, solver="sweep", max_step=np.inf, dense_output=False,
+             **options):
     """Integrate ``dq/dt = qdot(q, qd(q, p))``, ``dp/dt`` of Ivanov (7), state ``(q, p)``.
+
+    The one ``simulate`` signature of :mod:`mbcourse.sim`.
 
     Parameters
     ----------
     model : Model
     t_span : (float, float)
     q0, qd0 : array_like, shapes (nq,), (nv,)
-        Initial configuration and speeds; ``p0 = momenta(model, q0, qd0)``.
+        Initial configuration and speeds (``qd0=None`` is rest); ``p0 = momenta(model, q0,
+        qd0)``.
     tau : None, array_like (nv,) or callable ``tau(t, q, qd)``
         Generalized forces besides the model's own force elements.
-    solver : {"sweep", "cholesky"}
-        Solver for ``qd`` from ``p`` at every evaluation.
     method, rtol, atol, t_eval, max_step, dense_output
         The ODE integrator and its options (:func:`scipy.integrate.solve_ivp`). With
         dampers in the model the state also carries the dissipated energy (see
         :func:`mbcourse.sim.simulate`).
+    solver : {"sweep", "cholesky"}
+        Solver for ``qd`` from ``p`` at every evaluation.
 
     Returns
     -------
@@ -727,15 +726,18 @@ def simulate(model, t_span, q0, qd0, tau=None, *, solver="sweep", method="DOP853
     Examples
     --------
     >>> import numpy as np, mbcourse as mb
-    >>> res = simulate(mb.models.double_pendulum(), (0.0, 1.0), [0.5, 0.0], [0.0, 0.0])
+    >>> res = simulate(mb.models.double_pendulum(), (0.0, 1.0), [0.5, 0.0])
     >>> bool(np.ptp(res.energy) < 1e-8)
     True
     """
+    _sim.refuse_options("mb.poisson.simulate", options,
+                        ["solver", "max_step", "dense_output"])
     _check_solver(solver)
     if method in SOLVERS:
         raise ShapeError(f"method= is the ODE integrator (e.g. 'DOP853', 'Radau'); the solver "
                          f"of (6) is chosen with solver={method!r}")
     t0, t1, q0, qd0, tau_fn = _sim.initial_state(model, t_span, q0, qd0, tau)
+    method, t_eval = _sim.check_method(method), _sim.check_t_eval(t_eval, t0, t1)
     prepare(model)  # loops and inward joints are refused before anything is integrated
     damped = _sim.prepare(model).damped
     p0, _ = momenta(model, q0, qd0, t=t0)
@@ -745,18 +747,24 @@ def simulate(model, t_span, q0, qd0, tau=None, *, solver="sweep", method="DOP853
         q = model.normalize_q(y[:nq])
         qd, dp = pdot(model, q, y[nq:nq + nv], t=t, solver=solver)
         if tau_fn is not None:
-            dp = dp + model.check_tau(tau_fn(t, q, qd))
-        parts = [model.qdot(q, qd), dp]
+            dp = dp + tau_fn(t, q, qd)
+        parts = [model_poses.qdot(model, q, qd), dp]
         if damped:
-            parts.append(-np.atleast_1d(model.damping_power(q, qd, t)))
+            parts.append(-np.atleast_1d(model_forces.damping_power(model, q, qd, t)))
         return np.concatenate(parts)
 
+    def speeds(y):  # for the blow-up test (at t0: the base's motion barely matters there)
+        return velocities(model, model.normalize_q(y[:nq]), y[nq:nq + nv], t=t0)
+
     y0 = np.concatenate([q0, p0] + ([np.zeros(1)] if damped else []))
-    sol = solve_ivp(rhs, (t0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
-                    max_step=max_step, dense_output=dense_output)
-    if sol.status < 0:
-        raise IntegrationError(f"mb.poisson.simulate: the integration stopped at "
-                               f"t={sol.t[-1]:.6g}: {sol.message.rstrip('.')}. " + STOPPED_HINT)
+    sol = _sim.integrate("mb.poisson.simulate", rhs, t0, t1, y0, speeds, method=method,
+                         rtol=rtol, atol=atol, t_eval=t_eval, max_step=max_step,
+                         dense_output=dense_output)
+    return _trajectory(model, sol, damped, solver)
+
+
+def _trajectory(model, sol, damped, solver):
+    nq, nv = model.nq, model.nv
     q = model.normalize_q(sol.y[:nq].T)
     p = sol.y[nq:nq + nv].T
     if model.base_motion is None:
@@ -765,7 +773,7 @@ def simulate(model, t_span, q0, qd0, tau=None, *, solver="sweep", method="DOP853
         qd = np.array([velocities(model, qi, pi, t=float(ti), solver=solver)
                        for ti, qi, pi in zip(sol.t, q, p)]).reshape(len(sol.t), nv)
     dissipated = sol.y[-1] if damped else np.zeros(len(sol.t))
-    return Trajectory(model, sol.t, q, qd, sol, dissipated, p)
+    return Trajectory(model, sol.t, q, qd, sol, dissipated, p=p)
 
 
 # ------------------------------------------------------------ the dense system (6)
@@ -845,8 +853,8 @@ def dense_system(model, q, *, t=0.0):
 @dataclass
 class CompiledSystem:
     """The kinematics of (6) for one configuration, packed for the compiled solvers
-    :func:`mbcourse.compiled.ivanov_sweep_solve` and
-    :func:`mbcourse.compiled.ivanov_cholesky_solve` (see :func:`compiled_system`)."""
+    :func:`mbcourse.kernels.poisson.ivanov_sweep_solve` and
+    :func:`mbcourse.kernels.poisson.ivanov_cholesky_solve` (see :func:`compiled_system`)."""
 
     ints: np.ndarray
     C: np.ndarray
@@ -862,7 +870,7 @@ class CompiledSystem:
         subtractions as additions); ``repeats`` runs the same solve that many times (for
         timing) and ``count`` still describes one."""
         _check_solver(solver)
-        from .compiled import ivanov_cholesky_solve, ivanov_sweep_solve
+        from .kernels.poisson import ivanov_cholesky_solve, ivanov_sweep_solve
 
         kernel = ivanov_sweep_solve if solver == "sweep" else ivanov_cholesky_solve
         p = np.ascontiguousarray(p, dtype=float).reshape(self.nv)

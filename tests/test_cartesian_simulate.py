@@ -58,7 +58,7 @@ def pendulum_reference(pendulum):
 def test_pendulum_conserves_energy_and_constraints(pendulum_run):
     assert pendulum_run.planar == (pendulum_run.y.shape[1] == 12)
     assert rel_energy_error(pendulum_run) < 1e-6
-    assert pendulum_run.constraint_drift.max() < 1e-8
+    assert pendulum_run.position_drift.max() < 1e-8
     assert pendulum_run.velocity_drift.max() < 1e-7
     assert pendulum_run.r.shape == (101, 3, 3) and pendulum_run.A.shape == (101, 3, 3, 3)
 
@@ -107,7 +107,7 @@ def test_to_absolute_round_trip_and_rhs(pendulum):
     # rhs at a consistent state: body accelerations of the contract forward dynamics
     y = mb.cartesian.to_absolute(pendulum, q, qd, planar=False)
     dy = mb.cartesian.rhs(pendulum, 0.0, y, planar=False)
-    eq, ddX, _ = mb.cartesian.solve(pendulum, q, qd, planar=False)
+    ddX = mb.cartesian.solve(pendulum, q, qd, planar=False).ddX
     assert np.allclose(dy[14:].reshape(2, 6), ddX[0], atol=1e-12)
 
 
@@ -137,7 +137,7 @@ def test_crank_slider_conserves_energy(crank):
     sim = sim_fn(model, (0.0, 2.0), q, qd, t_eval=np.linspace(0.0, 2.0, 41))
     assert sim.planar and sim.initial_residual[0] < 1e-14
     assert rel_energy_error(sim) < 1e-6
-    assert sim.constraint_drift.max() < 1e-8
+    assert sim.position_drift.max() < 1e-8
     assert sim.velocity_drift.max() < 1e-8
 
 
@@ -147,8 +147,8 @@ def test_baumgarte_reduces_drift(crank):
     kw = dict(rtol=1e-6, atol=1e-6, t_eval=np.linspace(0.0, 3.0, 61))
     plain = sim_fn(model, (0.0, 3.0), q, qd, baumgarte=(0, 0), **kw)
     stab = sim_fn(model, (0.0, 3.0), q, qd, **kw)
-    assert plain.constraint_drift.max() > 10 * stab.constraint_drift.max()
-    assert plain.constraint_drift.max() > 1e-7  # the drift is real at this tolerance
+    assert plain.position_drift.max() > 10 * stab.position_drift.max()
+    assert plain.position_drift.max() > 1e-7  # the drift is real at this tolerance
 
 
 # ------------------------------------------------------------------ projection
@@ -163,7 +163,7 @@ def test_project_finds_consistent_state(crank):
     assert np.abs(good - bad)[:9].max() < 1e-2  # a nearby state
     # simulate projects a bad start and reports the residual it had
     sim = sim_fn(model, (0.0, 0.1), y0=bad, rtol=1e-9, atol=1e-9)
-    assert sim.initial_residual[0] > 1e-4 and sim.constraint_drift[0] < 1e-12
+    assert sim.initial_residual[0] > 1e-4 and sim.position_drift[0] < 1e-12
 
 
 def test_project_spatial_quaternion_step(pendulum):
@@ -211,7 +211,7 @@ def test_spinning_top_energy_and_quaternion_norm():
     sim = sim_fn(m, (0.0, 5.0), tilt, [0.0, 0.0, 10.0], rtol=1e-10, atol=1e-10,
                  t_eval=np.linspace(0.0, 5.0, 51))
     assert rel_energy_error(sim) < 1e-6
-    assert sim.constraint_drift.max() < 1e-8
+    assert sim.position_drift.max() < 1e-8
     raw_quat = sim.sol.y[3:7]
     assert np.abs(np.linalg.norm(raw_quat, axis=0) - 1.0).max() < 1e-9
     # the tip stays at the origin and the top precesses (its axis leaves the yz plane)
@@ -325,7 +325,7 @@ def test_control_law_matches_generalized_integration(pendulum):
     q_ref, qd_ref = generalized_run(pendulum, (0.0, 1.0), Q0, np.zeros(2), tau, t_eval)
     assert np.abs(sim.q - q_ref).max() < 1e-8
     assert np.abs(sim.qd - qd_ref).max() < 1e-7
-    with pytest.raises(ShapeError, match=r"tau\(t, q, qd\) must return shape \(2,\)"):
+    with pytest.raises(ShapeError, match=r"tau\(t, q, qd\) must return .*shape \(2,\)"):
         sim_fn(pendulum, (0.0, 1.0), Q0, tau=lambda t, q, qd: np.zeros(3))
     with pytest.raises(ShapeError, match=r"callable tau\(t, q, qd\)"):  # the old tau(t)
         sim_fn(pendulum, (0.0, 1.0), Q0, tau=lambda t: np.zeros(2))

@@ -18,13 +18,14 @@ from . import constraints, simulate as simulation, solvers, system
 from .solvers import block_pattern, fill_in, kkt_blocks, redundancy, tree_order
 from .system import (BodyStates, Equations, Prepared, assemble, body_states, constraint_rows,
                      equations, forward_dynamics, is_planar, joint_accelerations, prepare,
-                     reactions, solve)
+                     reactions, solve, Solution)
 from .simulate import (DEFAULT_BAUMGARTE, Simulation, consistent_state, project, rhs, simulate,
                        states_from_y, to_absolute, to_generalized)
 
 __all__ = [
     "constraints", "solvers", "system",
-    "forward_dynamics", "reactions", "solve", "equations", "body_states", "constraint_rows",
+    "forward_dynamics", "reactions", "solve", "Solution", "equations", "body_states",
+    "constraint_rows",
     "prepare", "Prepared",
     "block_pattern", "tree_order", "is_planar", "joint_accelerations", "Equations", "BodyStates",
     "assemble", "fill_in", "kkt_blocks", "redundancy",

@@ -91,14 +91,17 @@ is not improved by any gain. The maxima at the loose tolerance are noisy (single
 from __future__ import annotations
 
 import functools
-import inspect
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.integrate
 
-from ..errors import (InconsistentStateError, IntegrationError, MbcourseError, ModelError,
-                      ShapeError)
+from .. import sim as _sim
+from .. import forces as model_forces
+from .. import poses as model_poses
+from ..errors import InconsistentStateError, MbcourseError, ModelError, ShapeError
+from ..sim import Trajectory
 from ..spatial import matrix_to_quat, mv, quat_multiply, quat_rate_matrix, quat_to_matrix
 from .system import (BodyStates, assemble, joint_coordinates, joint_wrenches, prepare,
                      resolve_planar)
@@ -251,8 +254,8 @@ def to_absolute(model, q, qd=None, t=0.0, planar=None):
     state = model.check_state(q, np.zeros(model.nv) if qd is None else qd, t=t)
     if state.batch != ():
         raise ShapeError(f"to_absolute takes one state: q {np.shape(q)}, qd {np.shape(qd)}")
-    r, A = model.body_poses(state.q, t)
-    vel, omega = model.body_velocities(state.q, state.qd, t)
+    r, A = model_poses.body_poses(model, state.q, t)
+    vel, omega = model_poses.body_velocities(model, state.q, state.qd, t, A)
     w = mv(np.swapaxes(A, -1, -2), omega)
     if planar:
         phi = np.arctan2(A[0, 1:, 1, 0], A[0, 1:, 0, 0])
@@ -387,37 +390,9 @@ def _check_baumgarte(baumgarte):
 
 def _tau_function(model, tau):
     """``tau`` (None, a constant (nv,) or a callable ``tau(t, q, qd)``) as None or a
-    callable returning a checked (nv,) array."""
-    if tau is None:
-        return None
-    if callable(tau):
-        try:
-            inspect.signature(tau).bind(0.0, None, None)
-        except TypeError:
-            raise ShapeError(
-                "tau must be a callable tau(t, q, qd) (the signature of mb.sim.simulate and of "
-                "the model's force callables); a function of t alone becomes "
-                "lambda t, q, qd: f(t)"
-            ) from None
-        except ValueError:  # no signature to inspect (some builtins): just call it
-            pass
-
-        def fn(t, q, qd):
-            value = tau(t, q, qd)
-            try:
-                out = np.asarray(model.check_tau(value), dtype=float)
-            except ShapeError as exc:
-                raise ShapeError(f"tau(t, q, qd) must return shape ({model.nv},): {exc}") from None
-            if out.shape != (model.nv,):
-                raise ShapeError(f"tau(t, q, qd) must return shape ({model.nv},), got "
-                                 f"{out.shape}")
-            return out
-        return fn
-    const = np.asarray(model.check_tau(tau), dtype=float)
-    if const.ndim != 1:
-        raise ShapeError(f"tau must have shape ({model.nv},) or be a callable tau(t, q, qd), "
-                         f"got {const.shape}")
-    return lambda t, q, qd: const
+    callable returning a checked (nv,) array: :func:`mbcourse.sim.tau_function`, the rule
+    of every ``simulate``."""
+    return _sim.tau_function(model, tau)
 
 
 def _make_rhs(model, planar, solver="dense", baumgarte=DEFAULT_BAUMGARTE, tau=None,
@@ -453,7 +428,7 @@ def _make_rhs(model, planar, solver="dense", baumgarte=DEFAULT_BAUMGARTE, tau=No
             q, qd = joint_coordinates(model, states, memory["q"])
             memory["q"] = q[0]
         if needs_q:
-            tau_t = model.generalized_forces(q, qd, t)
+            tau_t = model_forces.generalized_forces(model, q, qd, t)
             if tau_fn is not None:
                 tau_t = tau_t + tau_fn(t, q[0], qd[0])
             if np.any(tau_t):
@@ -678,20 +653,38 @@ def consistent_state(model, q, qd, t=0.0, *, planar=None, tol=1e-12, max_iter=20
 
 
 # ------------------------------------------------------------------ simulation
+def _generalized(model, Y, ts, planar, q_ref):
+    """``q, qd`` output by output, each with the previous one carried forward
+    (``q + dt qdot``) as the branch reference (:func:`to_generalized`)."""
+    st = _states_at_times(model, Y, ts, planar)
+    _, qd = joint_coordinates(model, st)  # speeds do not depend on the branch
+    q = np.zeros((ts.size, model.nq))
+    ref = q_ref
+    for k in range(ts.size):
+        one = BodyStates(*(getattr(st, name)[k:k + 1]
+                           for name in ("r", "A", "v", "w", "a0", "dw0")))
+        q[k] = joint_coordinates(model, one, ref)[0][0]
+        if k + 1 < ts.size:  # trapezoidal prediction of the next output
+            dt = ts[k + 1] - ts[k]
+            qdot = model_poses.qdot(model, q[k], 0.5 * (qd[k] + qd[k + 1]))
+            ref = model_poses.normalize_q(model, q[k] + dt * qdot)
+    return q, qd
+
+
 @dataclass
-class Simulation:
-    """The result of :func:`simulate`.
+class Simulation(Trajectory):
+    """The result of :func:`simulate`: a :class:`mbcourse.sim.Trajectory` (``model`` a
+    frozen copy, ``t``, ``q``, ``qd``, ``sol``, ``dissipated``, ``energy`` ...) with the
+    absolute coordinates.
 
     Attributes
     ----------
-    model : Model
-    planar : bool
-    t : ndarray, shape (nt,)
     q : ndarray, shape (nt, nq)
         Generalized coordinates of every output (:func:`to_generalized`; angles keep their
         turn counts from one output to the next).
     qd : ndarray, shape (nt, nv)
         Generalized speeds.
+    planar : bool
     y : ndarray, shape (nt, N)
         Absolute coordinates (module-docstring layout), quaternions normalized when
         ``normalize=True``.
@@ -705,89 +698,61 @@ class Simulation:
     The arrays below are computed on first use: ``r`` (nt, n + 1, 3), ``A`` (nt, n + 1,
     3, 3), ``body_v`` (centre-of-mass velocities, inertial axes) and ``body_w`` (angular
     velocities, body axes) for plotting (row 0 is the base); ``energy``,
-    ``kinetic_energy``, ``potential_energy`` (gravity and springs) (nt,),
-    ``constraint_drift`` = ``max |g|`` and ``velocity_drift`` = ``max |Q dX|`` (nt,).
+    ``kinetic_energy``, ``potential_energy`` (gravity and springs) (nt,), from the body
+    states; ``position_drift`` = ``max |g|`` and ``velocity_drift`` = ``max |Q dX|`` (nt,)
+    (``constraint_drift``, the name of earlier releases, is a deprecated alias).
     """
 
-    model: object
-    planar: bool
-    t: np.ndarray
-    y: np.ndarray
-    sol: object
-    y0: np.ndarray
-    initial_residual: tuple
-    baumgarte: tuple
+    planar: bool = False
+    y: np.ndarray = None
+    y0: np.ndarray = None
+    initial_residual: tuple = None
+    baumgarte: tuple = None
     q_ref: np.ndarray | None = None
 
     def states(self, k=None):
         """BodyStates at output index ``k`` (batch of 1), or of all outputs (``k=None``)."""
+        model = self._model()
         if k is None:
             return self._all_states
-        Y = self.y[k][None]
-        return _states(self.model, Y, float(self.t[k]), self.planar)
+        return _states(model, self.y[k][None], float(self.t[k]), self.planar)
 
     @functools.cached_property
     def _all_states(self):
-        return _states_at_times(self.model, self.y, self.t, self.planar)
+        return _states_at_times(self._model(), self.y, self.t, self.planar)
 
     @functools.cached_property
     def _equations(self):
-        if self.model.base_motion is None:
-            return [assemble(self.model, self._all_states, 0.0, self.planar, forces=False)]
-        return [assemble(self.model, self.states(k), float(self.t[k]), self.planar,
+        model = self._model()
+        if model.base_motion is None:
+            return [assemble(model, self._all_states, 0.0, self.planar, forces=False)]
+        return [assemble(model, self.states(k), float(self.t[k]), self.planar,
                          forces=False) for k in range(self.t.size)]
-
-    @functools.cached_property
-    def _generalized(self):
-        """``q, qd`` output by output, each with the previous one carried forward
-        (``q + dt qdot``) as the branch reference."""
-        model = self.model
-        st = self._all_states
-        _, qd = joint_coordinates(model, st)  # speeds do not depend on the branch
-        q = np.zeros((self.t.size, model.nq))
-        ref = self.q_ref
-        for k in range(self.t.size):
-            one = BodyStates(*(getattr(st, name)[k:k + 1]
-                               for name in ("r", "A", "v", "w", "a0", "dw0")))
-            q[k] = joint_coordinates(model, one, ref)[0][0]
-            if k + 1 < self.t.size:  # trapezoidal prediction of the next output
-                dt = self.t[k + 1] - self.t[k]
-                ref = model.normalize_q(q[k] + dt * model.qdot(q[k], 0.5 * (qd[k] + qd[k + 1])))
-        return q, qd
-
-    @property
-    def q(self):
-        return self._generalized[0]
-
-    @property
-    def qd(self):
-        return self._generalized[1]
 
     @property
     def r(self):
-        return self._all_states.r
+        return self.states().r
 
     @property
     def A(self):
-        return self._all_states.A
+        return self.states().A
 
     @property
     def body_v(self):
         """Centre-of-mass velocities, inertial axes, (nt, n + 1, 3)."""
-        return self._all_states.v
+        return self.states().v
 
     @property
     def body_w(self):
         """Angular velocities in body axes, (nt, n + 1, 3)."""
-        return self._all_states.w
+        return self.states().w
 
     @property
     def kinetic_energy(self):
         """``sum m v^2 / 2 + w^T J w / 2`` over the moving bodies, (nt,)."""
-        st = self._all_states
-        m = self.model.masses()
-        Jw = mv(self.model.inertias(), st.w[:, 1:])
-        return 0.5 * (np.sum(m * np.sum(st.v[:, 1:] ** 2, -1), -1)
+        st, model = self.states(), self._model()
+        Jw = mv(model.inertias(), st.w[:, 1:])
+        return 0.5 * (np.sum(model.masses() * np.sum(st.v[:, 1:] ** 2, -1), -1)
                       + np.sum(st.w[:, 1:] * Jw, axis=(-1, -2)))
 
     @property
@@ -795,8 +760,7 @@ class Simulation:
         """Potential energy of gravity and of every spring, (nt,) (the terms of
         :meth:`mbcourse.Model.potential_energy`, evaluated at the integrated body states;
         joint springs at :attr:`q`)."""
-        model = self.model
-        st = self._all_states
+        st, model = self.states(), self._model()
         U = -np.sum(model.masses() * (st.r[:, 1:] @ model.gravity), axis=-1)
         for s in model.springs:
             Pa = st.r[:, s.body_a] + mv(st.A[:, s.body_a], s.point_a)
@@ -808,19 +772,23 @@ class Simulation:
         return U
 
     @property
-    def energy(self):
-        """Kinetic plus potential energy (gravity and springs), (nt,)."""
-        return self.kinetic_energy + self.potential_energy
-
-    @property
-    def constraint_drift(self):
+    def position_drift(self):
         """Position residual ``max |g|`` over the rows, (nt,)."""
+        self._model()
         return np.concatenate([np.abs(e.g).max(-1, initial=0.0) for e in self._equations])
 
     @property
     def velocity_drift(self):
         """Velocity residual ``max |Q dX|`` over the rows, (nt,)."""
+        self._model()
         return np.concatenate([np.abs(e.gdot).max(-1, initial=0.0) for e in self._equations])
+
+    @property
+    def constraint_drift(self):
+        """Deprecated name of :attr:`position_drift`."""
+        warnings.warn("Simulation.constraint_drift is deprecated: use position_drift (the name "
+                      "of every simulate's result)", DeprecationWarning, stacklevel=2)
+        return self.position_drift
 
     @property
     def nfev(self):
@@ -833,11 +801,50 @@ def _residuals(model, y, t, planar):
     return float(np.abs(eq.g).max(initial=0.0)), float(np.abs(eq.gdot).max(initial=0.0))
 
 
-def simulate(model, t_span, q0=None, qd0=None, *, y0=None, tau=None, method="DOP853",
-             solver="dense", planar=None, baumgarte=DEFAULT_BAUMGARTE, rtol=1e-10,
-             atol=1e-10, t_eval=None, project_initial=True, normalize=True,
+#: ``solve_ivp`` options :func:`simulate` passes on (besides method, rtol, atol, t_eval).
+IVP_OPTIONS = ("events", "dense_output", "max_step", "first_step")
+
+
+def _initial_y(model, t_span, q0, qd0, y0, planar):
+    """``(t0, t1, y_init, q_ref)`` from ``q0, qd0`` or ``y0``."""
+    ts = np.asarray(t_span, dtype=float)
+    if ts.shape != (2,) or not np.all(np.isfinite(ts)):
+        raise ShapeError(f"t_span must be a pair (t0, t1) of finite times, got {t_span!r}")
+    if not ts[1] > ts[0]:
+        raise ShapeError(f"t_span must increase (t0 < t1), got {t_span!r}")
+    if y0 is not None:
+        if q0 is not None or qd0 is not None:
+            raise ShapeError("give either y0 or (q0, qd0), not both")
+        y_init = np.array(_check_y(model, y0, planar, "y0"), dtype=float)
+        if y_init.ndim != 1:
+            raise ShapeError(f"y0 must have shape (N,), got {y_init.shape}")
+        return ts[0], ts[1], y_init, None
+    q0 = model.neutral_q() if q0 is None else q0
+    y_init = to_absolute(model, q0, qd0, ts[0], planar)
+    return ts[0], ts[1], y_init, np.asarray(model.check_q(q0), dtype=float)
+
+
+def _dissipating(model, f, planar, q_ref, N):
+    """``f`` with one more state: the energy the dampers dissipated (``-damping_power``)."""
+    memory = {"q": q_ref}
+
+    def g(t, y):
+        states = _states(model, y[None, :N], t, planar)
+        q, qd = joint_coordinates(model, states, memory["q"])
+        memory["q"] = q[0]
+        P = model_forces.damping_power(model, q[0], qd[0], t)
+        return np.concatenate([f(t, y[:N]), -np.atleast_1d(P)])
+
+    return g
+
+
+def simulate(model, t_span, q0=None, qd0=None, tau=None, *, method="DOP853", rtol=1e-10,
+             atol=1e-10, t_eval=None, y0=None, solver="dense", planar=None,
+             baumgarte=DEFAULT_BAUMGARTE, project_initial=True, normalize=True,
              redundant="raise", **options):
     """Integrate the equations of motion in absolute coordinates (index-1 DAE).
+
+    The one ``simulate`` signature of :mod:`mbcourse.sim` (``q0`` may be left out here).
 
     Parameters
     ----------
@@ -845,18 +852,17 @@ def simulate(model, t_span, q0=None, qd0=None, *, y0=None, tau=None, method="DOP
     t_span : (t0, t1)
         Increasing times.
     q0, qd0 : array_like, optional
-        Initial state in generalized coordinates (``qd0`` defaults to zero; both default to
-        the neutral configuration at rest). Taken to absolute coordinates with
-        :func:`to_absolute`.
+        Initial state in generalized coordinates (``qd0=None`` is rest; ``q0=None`` the
+        neutral configuration). Taken to absolute coordinates with :func:`to_absolute`.
+    tau : None, array_like (nv,) or callable ``tau(t, q, qd)``
+        Generalized joint forces (:func:`mbcourse.sim.tau_function`); ``q, qd`` are
+        recovered from the body states (:func:`to_generalized`). The model's joint springs,
+        generalized forces and loads act as well.
+    method, rtol, atol, t_eval
+        The integrator of ``scipy.integrate.solve_ivp`` (explicit methods suit the default
+        gains) and its tolerances and output times.
     y0 : array_like, shape (N,), optional
         Initial state in absolute coordinates instead of ``q0, qd0``.
-    tau : None, array_like (nv,) or callable ``tau(t, q, qd)``
-        Generalized joint forces (the signature of :func:`mbcourse.sim.simulate`); ``q, qd``
-        are recovered from the body states (:func:`to_generalized`). The model's joint
-        springs, generalized forces and loads act as well.
-    method : str
-        The integrator of ``scipy.integrate.solve_ivp`` (explicit methods suit the default
-        gains).
     solver : {"dense", "schur", "ldlt"}
         The linear algebra of the KKT system (see ``forward_dynamics``).
     planar : bool, optional
@@ -864,9 +870,6 @@ def simulate(model, t_span, q0=None, qd0=None, *, y0=None, tau=None, method="DOP
     baumgarte : (alpha, beta) or None
         Stabilization gains in 1/s; ``None`` or ``(0, 0)`` integrates the plain
         acceleration-level equations. Default :data:`DEFAULT_BAUMGARTE`.
-    rtol, atol, t_eval, **options
-        Passed to ``scipy.integrate.solve_ivp`` (e.g. ``events``, ``dense_output``,
-        ``max_step``).
     project_initial : bool
         Start from the nearest consistent state (:func:`project`): for a closed loop whose
         ``q0`` does not close it, the simulation starts from the closest state that does;
@@ -874,54 +877,50 @@ def simulate(model, t_span, q0=None, qd0=None, *, y0=None, tau=None, method="DOP
     normalize : bool
         Quaternion norm control (module docstring); output quaternions normalized.
     redundant : {"raise", "lstsq"}
+    **options
+        :data:`IVP_OPTIONS` for ``scipy.integrate.solve_ivp`` (``events``,
+        ``dense_output``, ``max_step``, ``first_step``); any other is refused.
 
     Returns
     -------
     Simulation
-        With ``t``, ``q``, ``qd`` and the absolute extras.
+        A :class:`mbcourse.sim.Trajectory` with the absolute extras.
 
     Examples
     --------
     >>> import numpy as np, mbcourse as mb
     >>> m = mb.models.double_pendulum()
-    >>> sim = mb.cartesian.simulate(m, (0.0, 1.0), q0=[0.0, 0.0], rtol=1e-9, atol=1e-9)
-    >>> bool(np.ptp(sim.energy) < 1e-6), bool(sim.constraint_drift.max() < 1e-9)
+    >>> sim = mb.cartesian.simulate(m, (0.0, 1.0), [0.0, 0.0], rtol=1e-9, atol=1e-9)
+    >>> bool(np.ptp(sim.energy) < 1e-6), bool(sim.position_drift.max() < 1e-9)
     (True, True)
     >>> sim.q.shape == (sim.t.size, 2), bool(np.abs(sim.q[0]).max() < 1e-15)
     (True, True)
     """
+    _sim.refuse_options("mb.cartesian.simulate",
+                        {k: v for k, v in options.items() if k not in IVP_OPTIONS},
+                        ["y0", "solver", "planar", "baumgarte", "project_initial", "normalize",
+                         "redundant", *IVP_OPTIONS])
+    _sim.check_model(model)
     planar = resolve_planar(model, planar)
-    ts = np.asarray(t_span, dtype=float)
-    if ts.shape != (2,) or not np.all(np.isfinite(ts)):
-        raise ShapeError(f"t_span must be a pair (t0, t1) of finite times, got {t_span!r}")
-    if not ts[1] > ts[0]:
-        raise ShapeError(f"t_span must increase (t0 < t1), got {t_span!r}")
-    q_ref = None
-    if y0 is not None:
-        if q0 is not None or qd0 is not None:
-            raise ShapeError("give either y0 or (q0, qd0), not both")
-        y_init = np.array(_check_y(model, y0, planar, "y0"), dtype=float)
-        if y_init.ndim != 1:
-            raise ShapeError(f"y0 must have shape (N,), got {y_init.shape}")
-    else:
-        q0 = model.neutral_q() if q0 is None else q0
-        y_init = to_absolute(model, q0, qd0, ts[0], planar)
-        q_ref = np.asarray(model.check_q(q0), dtype=float)
+    t0, t1, y_init, q_ref = _initial_y(model, t_span, q0, qd0, y0, planar)
+    method, t_eval = _sim.check_method(method), _sim.check_t_eval(t_eval, t0, t1)
     f = _make_rhs(model, planar, solver, baumgarte, tau, normalize, redundant, q_ref)
-    initial = _residuals(model, y_init, ts[0], planar)
+    initial = _residuals(model, y_init, t0, planar)
     if project_initial:
-        y_init = project(model, y_init, ts[0], planar)
-    f(ts[0], y_init)  # bad forces are refused here, before the integrator starts
-    sol = scipy.integrate.solve_ivp(f, (ts[0], ts[1]), y_init, method=method, rtol=rtol,
-                                    atol=atol, t_eval=t_eval, **options)
-    if sol.status < 0:
-        raise IntegrationError(
-            f"the integration failed at t={sol.t[-1]:.6g}: {sol.message} (too large Baumgarte "
-            "gains make the equations stiff, or a closed loop passes a singular configuration "
-            "where its mobility jumps: mb.loops.simulate with projection passes such points)")
-    Y = np.array(sol.y.T)
+        y_init = project(model, y_init, t0, planar)
+    f(t0, y_init)  # bad forces are refused here, before the integrator starts
+    N, damped = y_init.size, _sim.prepare(model).damped
+    npos = model.n * _sizes(planar)[0]
+    sol = _sim.integrate("mb.cartesian.simulate", _dissipating(model, f, planar, q_ref, N)
+                         if damped else f, t0, t1,
+                         np.concatenate([y_init, np.zeros(1)]) if damped else y_init,
+                         lambda y: y[npos:N], method=method, rtol=rtol, atol=atol,
+                         t_eval=t_eval, **options)
+    Y = np.array(sol.y[:N].T)
     if normalize and not planar:
         pos, _ = _split(model, Y, planar)
         pos[..., 3:] /= np.linalg.norm(pos[..., 3:], axis=-1, keepdims=True)
-    return Simulation(model, planar, sol.t, Y, sol, y_init, initial,
-                      _check_baumgarte(baumgarte), q_ref)
+    q, qd = _generalized(model, Y, sol.t, planar, q_ref)
+    return Simulation(model, sol.t, q, qd, sol, sol.y[N] if damped else None, planar=planar,
+                      y=Y, y0=y_init, initial_residual=initial,
+                      baumgarte=_check_baumgarte(baumgarte), q_ref=q_ref)

@@ -52,12 +52,15 @@ once per model version by :func:`prepare`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..compiled import attempt, cartesian_forward, model_data, run
+from ..kernels import route
 from ..errors import InconsistentStateError, ModelError, ShapeError
+from .. import forces as model_forces
+from .. import poses as model_poses
 from ..joints import perpendicular_basis
 from ..spatial import cross, mv, transpose
 from . import constraints as C
@@ -74,6 +77,7 @@ __all__ = [
     "equations",
     "forward_dynamics",
     "solve",
+    "Solution",
     "reactions",
     "joint_accelerations",
     "joint_coordinates",
@@ -254,7 +258,7 @@ def prepare(model):
         planar_rows = _build_rows(model, True)
         z = None
         if planar_rows is not None:
-            r, _ = model.body_poses(model.neutral_q())
+            r, _ = model_poses.body_poses(model, model.neutral_q())
             z = np.array(r[:, 2])
             z.flags.writeable = False
         state_loads = any(callable(f) for ld in model.loads for f in (ld.force, ld.torque))
@@ -371,8 +375,8 @@ class BodyStates:
 def _body_states(model, q, qd, t):
     """BodyStates of checked (B, nq), (B, nv) arrays."""
     B = q.shape[0]
-    r, A = model.body_poses(q, t)
-    vel, omega = model.body_velocities(q, qd, t)
+    r, A = model_poses.body_poses(model, q, t)
+    vel, omega = model_poses.body_velocities(model, q, qd, t, A)
     a0 = np.zeros((B, 3))
     dw0 = np.zeros((B, 3))
     if model.base_motion is not None:
@@ -587,8 +591,9 @@ def _applied(model, prep, states, t, q, qd):
     """Applied wrenches at the body states (q, qd recovered if the loads need them)."""
     if prep.state_loads and q is None:
         q, qd = joint_coordinates(model, states)
-    return model.applied_wrenches(q, qd=qd, t=t, poses=(states.r, states.A),
-                                  velocities=(states.v, states.omega))
+    return model_forces.applied_wrenches(model, q, qd=qd, t=t,
+                                         poses=(states.r, states.A),
+                                         velocities=(states.v, states.omega))
 
 
 def assemble(model, states, t=0.0, planar=None, joint_wrenches=None, *, q=None, qd=None,
@@ -687,7 +692,7 @@ def _equations(model, q, qd, tau, t, planar):
 
 
 def _total_tau(model, state):
-    return state.tau + model.generalized_forces(state.q, state.qd, state.t)
+    return state.tau + model_forces.generalized_forces(model, state.q, state.qd, state.t)
 
 
 def _checked(model, q, qd, tau, t):
@@ -851,6 +856,45 @@ def _solve_state(model, state, solver, planar, redundant, check):
     return eq, ddX, lam
 
 
+@dataclass
+class Solution:
+    """Result of :func:`solve` (batch flattened to one leading dimension), named like
+    :class:`mbcourse.loops.Solution`.
+
+    Attributes
+    ----------
+    eq : Equations
+        The assembled system (2.49) (its arrays: the values at the time of the call).
+    ddX : (B, n, dof)
+        Body accelerations.
+    lam : (B, nc)
+        Multipliers with the sign of (2.26): the reactions ``Q^T lam`` are added to the
+        applied forces.
+    qdd : (B, nv)
+        The joints' generalized accelerations (:func:`joint_accelerations`).
+
+    ``eq, ddX, lam = solve(...)`` (the tuple of earlier releases) still works with a
+    ``DeprecationWarning``.
+    """
+
+    eq: Equations
+    ddX: np.ndarray
+    lam: np.ndarray
+    qdd: np.ndarray
+
+    def _tuple(self):
+        warnings.warn("mb.cartesian.solve returns a Solution: unpacking it as (eq, ddX, lam) "
+                      "is deprecated; use its fields .eq, .ddX, .lam (and .qdd)",
+                      DeprecationWarning, stacklevel=3)
+        return self.eq, self.ddX, self.lam
+
+    def __iter__(self):
+        return iter(self._tuple())
+
+    def __getitem__(self, index):
+        return self._tuple()[index]
+
+
 def solve(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None, redundant="raise",
           check=True):
     """Solve the KKT system (2.49): body accelerations and multipliers.
@@ -860,22 +904,22 @@ def solve(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None, redunda
 
     Returns
     -------
-    eq : Equations
-    ddX : (B, n, dof)
-    lam : (B, nc)
-        Multipliers with the sign of (2.26): the reactions ``Q^T lam`` are added to the
-        applied forces. The batch is flattened to one leading dimension.
+    Solution
+        ``eq``, ``ddX`` (B, n, dof), ``lam`` (B, nc) with the sign of (2.26) and the joints'
+        ``qdd`` (B, nv); the batch is flattened to one leading dimension.
 
     Examples
     --------
     >>> import mbcourse as mb
-    >>> eq, ddX, lam = solve(mb.models.double_pendulum(), [0.3, 0.2], [1.0, -2.0])
-    >>> ddX.shape, lam.shape
-    ((1, 2, 3), (1, 4))
+    >>> s = solve(mb.models.double_pendulum(), [0.3, 0.2], [1.0, -2.0])
+    >>> s.ddX.shape, s.lam.shape, s.qdd.shape
+    ((1, 2, 3), (1, 4), (1, 2))
     """
     state = _checked(model, q, qd, tau, t)
     with np.errstate(over="ignore", invalid="ignore"):
-        return _solve_state(model, state, solver, planar, redundant, check)
+        eq, ddX, lam = _solve_state(model, state, solver, planar, redundant, check)
+        qdd = joint_accelerations(model, eq.states, ddX, state.q, state.qd, eq.planar)
+    return Solution(eq, ddX, lam, qdd)
 
 
 def forward_dynamics(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None,
@@ -908,10 +952,11 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=No
         joints, or use minimum-norm multipliers (accelerations stay unique).
     compiled : bool, optional
         With ``solver="ldlt"`` and ``planar=None``, ``None`` (default) runs the compiled
-        kernel (:func:`mbcourse.compiled.cartesian_forward`: the same absolute-coordinate
-        system, rows in inertial axes, eliminated in tree order) when the model allows
-        (:func:`mbcourse.compiled.model_data`); ``False`` always runs this module's NumPy
-        route; ``True`` refuses (``ModelError``) a model or solver the kernel cannot run.
+        kernel (:mod:`mbcourse.kernels.cartesian`: the same rows in the same axes as the
+        spatial form, the KKT system by Baraff's ``LDL^T`` (2.55)-(2.61)) when the model
+        allows (:func:`mbcourse.kernels.model_data`); ``False`` always runs this module's
+        NumPy route; ``True`` refuses (``ModelError``) a model or solver the kernel cannot
+        run.
 
     Returns
     -------
@@ -935,19 +980,11 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=No
     True
     """
     _check_options(solver, redundant)
-    kernel = (model_data(model) if compiled is not False and solver == "ldlt" and planar is None
-              else None)
-    if compiled and kernel is None:
-        raise ModelError("the compiled Cartesian route needs solver='ldlt', planar=None, "
-                         "revolute, prismatic and fixed joints pointing away from the base, "
-                         "gravity as the only load and a fixed base; use compiled=None")
-    state = None
-    if kernel is not None:
-        out, state = attempt(lambda *a: run(cartesian_forward, kernel, *a), kernel[4], q, qd,
-                             tau, t, lambda: _checked(model, q, qd, tau, t),
-                             "mb.cartesian.forward_dynamics")
-        if out is not None:
-            return out
+    out, state = route(model, "cartesian", q, qd, tau, t, what="mb.cartesian.forward_dynamics",
+                       check=lambda: _checked(model, q, qd, tau, t), compiled=compiled,
+                       applies=solver == "ldlt" and planar is None)
+    if out is not None:
+        return out
     if state is None:
         state = _checked(model, q, qd, tau, t)
     with np.errstate(over="ignore", invalid="ignore"):
