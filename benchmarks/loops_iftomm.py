@@ -86,7 +86,7 @@ def n_four_bar(N, t_end, rtol):
         if res is None:
             out.append((label, route, wall, None, None, None, err))
             continue
-        drift = res.position_drift if hasattr(res, "position_drift") else res.constraint_drift
+        drift = res.position_drift
         nfev, d, dE = _metrics(res, drift)
         turn = res.t[np.argmax(res.q[:, 0] <= -2 * np.pi)] if (res.q[:, 0] <= -2 * np.pi).any() \
             else float("nan")
@@ -113,7 +113,7 @@ def bricard(t_end, rtol):
         if res is None:
             out.append((label, route, wall, None, None, None, err))
             continue
-        drift = res.position_drift if hasattr(res, "position_drift") else res.constraint_drift
+        drift = res.position_drift
         nfev, d, dE = _metrics(res, drift)
         a = res.q[:, 0]
         late = (res.t > 2.5) & (res.t < 7.5)  # released at rest at a = 0: its turning point
@@ -143,9 +143,7 @@ def governor(t_end, rtol):
         if res is None:
             out.append((label, route, wall, None, None, None, err))
             continue
-        drift = getattr(res, "position_drift", None)
-        if drift is None:
-            drift = getattr(res, "constraint_drift", np.zeros(1))
+        drift = res.position_drift
         nfev, d, dE = _metrics(res, drift)
         s = res.q[:, k]
         out.append((label, route, wall, nfev, d, dE, f"s from {s[0]:.3f} to {s.max():.3f} m"))

@@ -281,7 +281,8 @@ def test_sim_refuses_closed_loops_with_a_useful_message():
 # -------------------------------------------------------------------- layering
 FORMULATION_MODULES = ["cartesian", "tree", "vereshchagin.py", "poisson.py", "inertial.py",
                        "symbolic.py", "sim.py", "graph.py", "spatial.py", "joints.py",
-                       "model.py"]
+                       "model.py", "state.py", "poses.py", "forces.py", "energy.py",
+                       "elements.py", "summary.py", "topology.py", "kernels"]
 
 
 def _sources(names):
@@ -379,3 +380,29 @@ def test_library_cites_the_book_errata_not_an_outside_digest():
     hits = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py")
             if "digest" in p.read_text().lower()]
     assert hits == []
+
+
+def _code_lines(node, lines):
+    """Lines of code of a function: its docstring, blank and comment lines not counted."""
+    body = node.body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        if len(body) == 1:
+            return 0
+        body = body[1:]
+    text = lines[body[0].lineno - 1:node.end_lineno]
+    return sum(1 for line in text if line.strip() and not line.strip().startswith("#"))
+
+
+def test_no_function_is_longer_than_sixty_lines_of_code():
+    """One algorithm per short function (ARCHITECTURE.md): nested helpers count on their own
+    and inside their parent, so a parent cannot hide a long body in an inner function."""
+    long = []
+    for path in ROOT.rglob("*.py"):
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = _code_lines(node, lines)
+                if n > 60:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({n} lines)")
+    assert long == []
