@@ -46,16 +46,13 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .common import (OPTS, PRISMATIC, REVOLUTE, WELD, centres, cholesky_factor, cross,
-                     joint_wrench, kinematics, workspace)
+from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, centres, cholesky_factor, cross,
+                     joint_wrench, kinematics, mm3, mtv3, mv3, take, workspace)
 
-__all__ = ["POINT_PLANE", "PERPENDICULAR", "INLINE", "mv3", "mtv3", "mm3", "take",
+__all__ = ["POINT_PLANE", "PERPENDICULAR",
            "CartesianWork", "cartesian_workspace", "cartesian_one", "cartesian_forward",
            "cartesian_solve", "cartesian_terms"]
 
-#: numba options of the small helpers called once a row or a joint: inlined where they are
-#: called (a call that passes the work arrays costs about 0.1 us of reference counting).
-INLINE = dict(OPTS, inline="always")
 
 #: Row types of :meth:`mbcourse.joints.Joint.rows` in ``CartesianWork.rtype``.
 POINT_PLANE, PERPENDICULAR = 0, 1
@@ -103,35 +100,6 @@ class CartesianWork(NamedTuple):
 
 
 # ------------------------------------------------------------------ small loops
-@nb.njit(**OPTS)
-def mv3(M, x, out):
-    """``out = M x`` for a 3x3 ``M``, unrolled (numba inlines it; the generic
-    :func:`~mbcourse.kernels.common.matvec` is a call, about 50 times slower on 3-vectors)."""
-    a = M[0, 0] * x[0] + M[0, 1] * x[1] + M[0, 2] * x[2]
-    b = M[1, 0] * x[0] + M[1, 1] * x[1] + M[1, 2] * x[2]
-    c = M[2, 0] * x[0] + M[2, 1] * x[1] + M[2, 2] * x[2]
-    out[0], out[1], out[2] = a, b, c
-
-
-@nb.njit(**OPTS)
-def mtv3(M, x, out):
-    """``out = M^T x`` for a 3x3 ``M``, unrolled."""
-    a = M[0, 0] * x[0] + M[1, 0] * x[1] + M[2, 0] * x[2]
-    b = M[0, 1] * x[0] + M[1, 1] * x[1] + M[2, 1] * x[2]
-    c = M[0, 2] * x[0] + M[1, 2] * x[1] + M[2, 2] * x[2]
-    out[0], out[1], out[2] = a, b, c
-
-
-@nb.njit(**OPTS)
-def mm3(A, B, out):
-    """``out = A B`` for 3x3 matrices, unrolled by rows (``out`` must not alias)."""
-    for r in range(3):
-        a0, a1, a2 = A[r, 0], A[r, 1], A[r, 2]
-        out[r, 0] = a0 * B[0, 0] + a1 * B[1, 0] + a2 * B[2, 0]
-        out[r, 1] = a0 * B[0, 1] + a1 * B[1, 1] + a2 * B[2, 1]
-        out[r, 2] = a0 * B[0, 2] + a1 * B[1, 2] + a2 * B[2, 2]
-
-
 @nb.njit(**INLINE)
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
@@ -501,15 +469,6 @@ def cartesian_one(ints, geo, body, q, qd, tau, qdd, lam, kin, cw):
         if ints[a, 0] != WELD:
             qdd[ints[a, 4]] = _joint_acceleration(a, ints, geo, q, qd, kin, cw)
     return True
-
-
-@nb.njit(**OPTS)
-def take(buf, at, size):
-    """The next ``size`` entries of ``buf`` from ``at[0]`` (then advanced): work arrays
-    carved out of one allocation."""
-    out = buf[at[0]:at[0] + size]
-    at[0] += size
-    return out
 
 
 @nb.njit(**OPTS)

@@ -22,6 +22,7 @@ import numba as nb
 import numpy as np
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "OPTS", "INLINE", "Work", "workspace", "cross",
+           "mv3", "mtv3", "mm3", "take",
            "matvec", "matmul", "shift", "fold", "rodrigues", "kinematics", "centres",
            "joint_wrench", "cholesky_factor", "lower_solve", "upper_solve", "cholesky_solve"]
 
@@ -382,3 +383,42 @@ def cholesky_solve(H, b):
 _cross, _matvec, _matmul, _rodrigues, _kinematics = cross, matvec, matmul, rodrigues, kinematics
 _shift, _fold, _centres, _joint_wrench, _workspace = shift, fold, centres, joint_wrench, workspace
 _cholesky_factor, _lower_solve, _upper_solve = cholesky_factor, lower_solve, upper_solve
+
+
+# ------------------------------------------------------- unrolled 3x3 loops
+@nb.njit(**OPTS)
+def mv3(M, x, out):
+    """``out = M x`` for a 3x3 ``M``, unrolled (numba inlines it; the generic
+    :func:`~mbcourse.kernels.common.matvec` is a call, about 50 times slower on 3-vectors)."""
+    a = M[0, 0] * x[0] + M[0, 1] * x[1] + M[0, 2] * x[2]
+    b = M[1, 0] * x[0] + M[1, 1] * x[1] + M[1, 2] * x[2]
+    c = M[2, 0] * x[0] + M[2, 1] * x[1] + M[2, 2] * x[2]
+    out[0], out[1], out[2] = a, b, c
+
+
+@nb.njit(**OPTS)
+def mtv3(M, x, out):
+    """``out = M^T x`` for a 3x3 ``M``, unrolled."""
+    a = M[0, 0] * x[0] + M[1, 0] * x[1] + M[2, 0] * x[2]
+    b = M[0, 1] * x[0] + M[1, 1] * x[1] + M[2, 1] * x[2]
+    c = M[0, 2] * x[0] + M[1, 2] * x[1] + M[2, 2] * x[2]
+    out[0], out[1], out[2] = a, b, c
+
+
+@nb.njit(**OPTS)
+def mm3(A, B, out):
+    """``out = A B`` for 3x3 matrices, unrolled by rows (``out`` must not alias)."""
+    for r in range(3):
+        a0, a1, a2 = A[r, 0], A[r, 1], A[r, 2]
+        out[r, 0] = a0 * B[0, 0] + a1 * B[1, 0] + a2 * B[2, 0]
+        out[r, 1] = a0 * B[0, 1] + a1 * B[1, 1] + a2 * B[2, 1]
+        out[r, 2] = a0 * B[0, 2] + a1 * B[1, 2] + a2 * B[2, 2]
+
+
+@nb.njit(**OPTS)
+def take(buf, at, size):
+    """The next ``size`` entries of ``buf`` from ``at[0]`` (then advanced): work arrays
+    carved out of one allocation."""
+    out = buf[at[0]:at[0] + size]
+    at[0] += size
+    return out

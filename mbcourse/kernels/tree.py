@@ -42,8 +42,8 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .cartesian import mm3, mv3, take
-from .common import OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_solve, cross, rodrigues
+from .common import (OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_solve, cross, mm3, mv3, rodrigues,
+                     take)
 
 __all__ = ["TreeWork", "tree_workspace", "tree_one", "tree_forward", "tree_matrices",
            "tree_terms"]
