@@ -46,6 +46,7 @@ True
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 from dataclasses import dataclass, field
 
@@ -524,7 +525,13 @@ def _check_forward_dynamics(model, forward_dynamics, options):
         return
     valid = [n for n in spec.kwonlyargs if n != "t"]
     name = getattr(forward_dynamics, "__qualname__", "forward_dynamics")
-    refuse_options(f"mb.sim.simulate with {name}",
+    module = getattr(forward_dynamics, "__module__", None) or ""
+    if module.startswith("mbcourse"):      # the public name: mb.tree, not mb.tree.general
+        parent = module.rsplit(".", 1)[0]
+        if getattr(sys.modules.get(parent), name, None) is forward_dynamics:
+            module = parent
+        name = f"{module.replace('mbcourse', 'mb', 1)}.{name}"
+    refuse_options(f"simulate with {name}",
                    {k: v for k, v in options.items() if k not in valid},
                    valid + ["max_step", "dense_output"])
 

@@ -178,7 +178,7 @@ def test_unknown_method_and_t_eval_outside_t_span(name):
 def test_an_option_the_formulation_does_not_take(name):
     with pytest.raises(ShapeError, match=r"does not take the option solver=; its options are"):
         pendulum_run(name, solver="ldlt")
-    with pytest.raises(ShapeError, match=r"mb.sim.simulate with forward_dynamics does not take "
+    with pytest.raises(ShapeError, match=r"simulate with mb.tree.forward_dynamics does not take "
                                          r"the option solver="):
         mb.sim.simulate(mb.models.double_pendulum(), mb.tree.forward_dynamics, (0, 1), [0, 0],
                         solver="ldlt")
