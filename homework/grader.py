@@ -277,6 +277,11 @@ def _stub_source(path, names):
     return found
 
 
+#: The package's folders whose ``__pycache__`` holds numba's compiled kernels: a writable copy
+#: of each is bound into the sandbox, so that the kernels load instead of compiling.
+CACHES = (("", "pycache"), ("kernels", "kpycache"))
+
+
 def sandbox_library(routines, dest):
     """A copy of the installed ``mbcourse`` with ``routines`` (``"mbcourse.graph.path_matrix"``,
     ``"mbcourse.tree.barycentre.d_vectors"``, ``"mbcourse.graph.Graph.T"``) made unavailable.
@@ -287,6 +292,8 @@ def sandbox_library(routines, dest):
     spec = importlib.util.find_spec("mbcourse")
     package = pathlib.Path(list(spec.submodule_search_locations)[0])
     shutil.copytree(package, dest, copy_function=shutil.copy2)
+    for sub, _ in CACHES:          # numba's caches (PYTHONDONTWRITEBYTECODE may leave none)
+        (dest / sub / "__pycache__").mkdir(parents=True, exist_ok=True)
     by_file = {}
     for r in routines:
         parts = r.split(".")
@@ -393,7 +400,8 @@ def _command(mode, work, library, package, uid_gid):
                 made.add(a)
     args += ["--ro-bind", str(base), str(base), "--ro-bind", str(venv), str(venv),
              "--ro-bind", str(library), str(package),
-             "--bind", str(work / "pycache"), str(package / "__pycache__"),
+             *[a for sub, cache in CACHES
+               for a in ("--bind", str(work / cache), str(package / sub / "__pycache__"))],
              "--bind", str(work), "/submission", "--chdir", "/submission"]
     inner = [str(python), "-I", "/submission/runner.py", "/submission"]
     if uid_gid is not None:
@@ -414,7 +422,9 @@ def run_student(folder, program, calls, library, package, mode, uid_gid):
         with open(work / "calls.pkl", "wb") as f:
             pickle.dump([{k: c[k] for k in ("key", "name", "args", "kwargs")} for c in calls], f)
         if mode == "bwrap":
-            shutil.copytree(library / "__pycache__", work / "pycache", copy_function=shutil.copy2)
+            for sub, cache in CACHES:
+                shutil.copytree(library / sub / "__pycache__", work / cache,
+                                copy_function=shutil.copy2)
         if uid_gid is not None:
             for root, dirs, files in os.walk(work):
                 for n in dirs + files:
