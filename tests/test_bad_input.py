@@ -23,7 +23,7 @@ from mbcourse import viz as V
 from mbcourse import viz3d as V3
 from mbcourse.errors import MbcourseError, ModelError, ShapeError
 
-matplotlib = pytest.importorskip("matplotlib")
+import matplotlib  # noqa: E402  (a dependency of mbcourse: the viz cases need it)
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
