@@ -105,12 +105,23 @@ def test_forward_dynamics_composite_refuses_what_it_cannot_run():
 
 
 # ------------------------------------------------------------------ chapter 6: cut joints
+def _numpy_row_order(model, data):
+    """Where each of the kernel's rows (cut joint by cut joint, each joint's rows in the
+    order of :meth:`mbcourse.joints.Joint.rows`) sits among ``mb.loops.solve``'s rows
+    (grouped by row function)."""
+    groups, joint_rows = mb.cartesian.constraint_rows(model, False)
+    wanted = {int(r) for a in data.cut for r in joint_rows[a]}
+    numpy_rows = [int(r) for g in groups.values() for r in g.rows if r in wanted]
+    kernel_rows = [int(r) for a in data.cut for r in joint_rows[a]]
+    return [numpy_rows.index(r) for r in kernel_rows]
+
+
 @pytest.mark.parametrize("name, model, q, qd", list(_loops()))
-def test_loops_kernel_H_and_multipliers_equal_loops_solve(name, model, q, qd):
-    """The reduced tree's H (3.186) and the cut joints' generalized reaction H_c^T lambda
-    (3.189) equal mb.loops.solve's; the kernel's own multipliers reproduce its accelerations
-    (A qdd_T = B + H_c^T lambda)."""
-    data = mb.loops.prepare(model, None, None)
+def test_loops_kernel_A_rows_and_multipliers_equal_loops_solve(name, model, q, qd):
+    """The reduced tree's A (3.186), the cut joints' rows H_c and gamma_c (3.188) and their
+    multipliers lambda (3.189), row by row, equal mb.loops.solve's (spatial rows, chapter 2's
+    form); the generalized reaction H_c^T lambda closes A qdd_T = B + H_c^T lambda."""
+    data = mb.loops.prepare(model, None, False)
     packed = mb.loops._kernel_data(model, data)
     assert packed is not None
     tau = np.linspace(-0.5, 0.5, model.nv)
@@ -119,14 +130,16 @@ def test_loops_kernel_H_and_multipliers_equal_loops_solve(name, model, q, qd):
     qdd, reaction = np.zeros((1, model.nv)), np.zeros((1, N))
     rows = loops_intermediates(*packed.args(), q[None], qd[None], tau[None], qdd, H, lam,
                                reaction)
-    assert rows[0] > 0
-    for planar in (None, False):
-        sol = mb.loops.solve(model, q, qd, tau, planar=planar)
-        _close(H, sol.A, what="H")
-        _close(reaction[0], sol.Hc[0].T @ sol.lam[0], what="H_c^T lambda")
-        _close(qdd, sol.qdd, tol=1e-10, what="qdd")
-    _close(sol.A[0] @ qdd[0, data.v_tree], sol.rhs[0] + reaction[0], what="A qdd = B + H^T lam")
+    order = _numpy_row_order(model, data)
+    assert rows[0] == len(order) == data.nc
+    sol = mb.loops.solve(model, q, qd, tau, planar=False)
+    _close(H, sol.A, what="A")
+    _close(lam[0, :rows[0]], sol.lam[0, order], what="lambda")
     assert np.all(lam[0, rows[0]:] == 0.0)
+    _close(reaction[0], sol.Hc[0].T @ sol.lam[0], what="H_c^T lambda")
+    _close(sol.A[0] @ qdd[0, data.v_tree], sol.rhs[0] + reaction[0], what="A qdd = B + H^T lam")
+    for planar in (None, False):
+        _close(qdd, mb.loops.solve(model, q, qd, tau, planar=planar).qdd, tol=1e-10, what="qdd")
     np.testing.assert_array_equal(qdd[0], mb.loops.forward_dynamics(model, q, qd, tau))
 
 

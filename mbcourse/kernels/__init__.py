@@ -14,11 +14,10 @@ NumPy route (tests/test_kernels.py):
 :mod:`.tree`                  chapter 3, ``A = Phi m Phi^T`` and ``B`` (3.163)-(3.167)
 :mod:`.vereshchagin`          chapter 4, Vereshchagin's recursion (3.172)-(3.179)
 :mod:`.poisson`               chapter 4, Ivanov's sweep and block Cholesky
-:mod:`.loops`                 chapter 6, the cut-joint method (3.186)-(3.201)
+:mod:`.loops`                 chapter 6, the cut-joint method (3.186)-(3.201) on chapter
+                              3's ``A``, ``B`` and chapter 2's rows
 :mod:`.composite`             the tree equations by composite bodies (not chapter 3's
                               ``Phi m Phi^T``: :func:`mbcourse.tree.forward_dynamics_composite`)
-:mod:`.cartesian_inertial`    joint rows in inertial axes (the former chapter 2 kernel's),
-                              for chapter 6's cut joints
 ============================  ==================================================
 
 Compilation happens once per machine (``cache=True`` writes the machine code next to the

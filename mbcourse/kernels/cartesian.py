@@ -49,9 +49,9 @@ import numpy as np
 from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, centres, cholesky_factor, cross,
                      joint_wrench, kinematics, mm3, mtv3, mv3, take, workspace)
 
-__all__ = ["POINT_PLANE", "PERPENDICULAR",
-           "CartesianWork", "cartesian_workspace", "cartesian_one", "cartesian_forward",
-           "cartesian_solve", "cartesian_terms"]
+__all__ = ["POINT_PLANE", "PERPENDICULAR", "CartesianWork", "row_workspace", "joint_rows",
+           "cartesian_workspace", "cartesian_one", "cartesian_forward", "cartesian_solve",
+           "cartesian_terms"]
 
 
 #: Row types of :meth:`mbcourse.joints.Joint.rows` in ``CartesianWork.rtype``.
@@ -245,8 +245,10 @@ def _perpendicular(a, row, i, j, A, cw):
 
 
 @nb.njit(**OPTS)
-def _rows(ints, A, cw):
-    """The rows ``Q_i, Q_j, b`` of every joint (2.22), base's blocks included (unused)."""
+def joint_rows(ints, A, cw):
+    """The rows ``Q_i, Q_j, b`` (2.22) of every joint of ``ints`` (parent ``ints[a, 1]``,
+    child ``ints[a, 2]``) at the body states ``cw.r``, ``cw.vel``, ``cw.w`` and orientations
+    ``A``."""
     for a in range(ints.shape[0]):
         i, j = ints[a, 1], ints[a, 2]
         for row in range(cw.nr[a]):
@@ -456,7 +458,7 @@ def cartesian_one(ints, geo, body, q, qd, tau, qdd, lam, kin, cw):
     (2.5)-(2.9), the KKT system (2.49) by Baraff's ``LDL^T`` (2.55)-(2.61), then ``qdd``
     and ``lam`` (joint by joint, packed order). False if a block is not definite."""
     _body_states(ints, geo, body, q, qd, kin, cw)
-    _rows(ints, kin.A, cw)
+    joint_rows(ints, kin.A, cw)
     _mass_and_forces(ints, geo, body, q, tau, kin, cw)
     if not _factor(ints, cw):
         return False
@@ -472,10 +474,11 @@ def cartesian_one(ints, geo, body, q, qd, tau, qdd, lam, kin, cw):
 
 
 @nb.njit(**OPTS)
-def cartesian_workspace(ints, geo, body):
-    """The kinematics pass's :class:`~mbcourse.kernels.common.Work` and a
-    :class:`CartesianWork` (one allocation) with the rows' parameters filled in."""
-    m, n1 = ints.shape[0], body.shape[0]
+def row_workspace(ints, geo, n1):
+    """A :class:`CartesianWork` for the joints ``ints``, ``geo`` between ``n1`` bodies (one
+    allocation) with the rows' parameters filled in (:func:`joint_rows` then writes the
+    rows of a state). Chapter 6's kernel uses it for the cut joints alone."""
+    m = ints.shape[0]
     buf = np.zeros(m * (18 + 18 + 6 + 36 + 36 + 6 + 36 + 36 + 6 + 6)
                    + n1 * (3 + 3 + 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 6 + 36)
     at = np.zeros(1, dtype=np.int64)
@@ -502,7 +505,14 @@ def cartesian_workspace(ints, geo, body):
                        take(buf, at, 36).reshape((12, 3)), take(buf, at, 6),
                        take(buf, at, 36).reshape((6, 6)))
     _row_parameters(ints, geo, cw)
-    return workspace(ints, geo, body), cw
+    return cw
+
+
+@nb.njit(**OPTS)
+def cartesian_workspace(ints, geo, body):
+    """The kinematics pass's :class:`~mbcourse.kernels.common.Work` and a
+    :class:`CartesianWork` (:func:`row_workspace`) for a packed tree."""
+    return workspace(ints, geo, body), row_workspace(ints, geo, body.shape[0])
 
 
 @nb.njit(**OPTS)

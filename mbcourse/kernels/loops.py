@@ -1,12 +1,19 @@
 """Chapter 6 compiled: the cut-joint method, Yudintsev (3.186)-(3.201).
 
-For one configuration: the reduced tree's ``A qdd_T = B`` (``A = H``, the tree's mass matrix,
-by :mod:`~mbcourse.kernels.composite`), each cut joint's rows ``H_c qdd_T = gamma`` from the
-bodies' Jacobians, the minimum-norm multipliers ``lambda`` from an SVD of ``L^-1 H_c^T``
-(``A = L L^T``), and the cut joints' accelerations from their bodies. The cut joints' rows
-are written in inertial axes at the centres of mass (the rows of
-:mod:`~mbcourse.kernels.cartesian_inertial`). :func:`loops_intermediates` exposes ``H`` and
-``lambda`` for the tests, which compare them with :func:`mbcourse.loops.solve`.
+For one configuration, the same steps as the NumPy route :func:`mbcourse.loops.solve`:
+
+* the reduced tree's ``A qdd_T = B + B* + tau`` (3.186) by chapter 3's kernel
+  (:func:`mbcourse.kernels.tree.tree_one`: ``A = Phi m Phi^T``, the bodies' Jacobians
+  ``Phi``, ``pT`` and their accelerations at ``qdd_T = 0``);
+* each cut joint's rows in chapter 2's form (2.22), ``Q_i ddX_i + Q_j ddX_j = b``, by
+  chapter 2's kernel (:func:`mbcourse.kernels.cartesian.joint_rows`), applied to the bodies'
+  Jacobians: ``H_c qdd_T = gamma_c`` (3.188);
+* the minimum-norm multipliers ``lambda`` of ``H_c A^-1 H_c^T lambda = gamma_c - H_c x0``
+  (3.189) from an SVD of ``L^-1 H_c^T`` (``A = L L^T``), then ``qdd_T``;
+* the cut joints' accelerations from their bodies' (3.104)-(3.107).
+
+:func:`loops_intermediates` exposes ``A``, ``lambda`` and ``H_c^T lambda`` for the tests,
+which compare them with :func:`mbcourse.loops.solve`'s.
 """
 
 from __future__ import annotations
@@ -16,10 +23,10 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .cartesian_inertial import joint_acceleration, joint_rows
-from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, centres, cholesky_factor, cross,
-                     joint_wrench, lower_solve, matvec, rodrigues, upper_solve, workspace)
-from .composite import tree_one
+from .cartesian import joint_rows, row_workspace
+from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_factor, cross,
+                     joint_wrench, lower_solve, matvec, mtv3, mv3, rodrigues, upper_solve)
+from .tree import tree_one, tree_workspace
 
 __all__ = ["CutData", "loops_forward", "loops_intermediates"]
 
@@ -47,63 +54,55 @@ class CutData(NamedTuple):
 
 
 class _LoopWork(NamedTuple):
-    """Work arrays of one configuration (``N`` tree speeds, ``K`` cut joints)."""
-    r: np.ndarray        # (n1, 3) centres of mass
+    """Work arrays of one configuration (``n1`` bodies, ``N`` tree speeds, ``K`` cut joints)."""
+    r: np.ndarray        # (n1, 3) centres of mass, inertial axes
     vel: np.ndarray      # (n1, 3) their velocities
-    J: np.ndarray        # (n1, 6, N) the bodies' Jacobians
-    X: np.ndarray        # (n1, 6) the bodies' accelerations
+    X: np.ndarray        # (n1, 6) the bodies' accelerations (a, eps), inertial axes
     qT: np.ndarray       # (N,) the tree's q, qd, tau
     qdT: np.ndarray
     tauT: np.ndarray
-    Hm: np.ndarray       # (N, N) A = H, factored in place
-    hb: np.ndarray       # (N,)
-    G: np.ndarray        # (2, 6, 6) one joint's rows on child and parent
-    gam: np.ndarray      # (6,)
-    tmp6: np.ndarray     # (6,)
+    Hm: np.ndarray       # (N, N) A (3.186), factored in place
+    Bv: np.ndarray       # (N,) chapter 3's B (3.167)
+    G: np.ndarray        # (2, 6) one row on the child and the parent, inertial axes
+    W: np.ndarray        # (6,) a cut joint's wrench
     rhs: np.ndarray      # (N,) B + B* + tau
     Hc: np.ndarray       # (6 K, N) the cut joints' rows
-    gc: np.ndarray       # (6 K,) their right-hand sides
+    gc: np.ndarray       # (6 K,) their right-hand sides gamma_c
     lam: np.ndarray      # (6 K,) the multipliers
     qddT: np.ndarray     # (N,) the tree's accelerations
     scale: np.ndarray    # (2,) length and speed scales of the closure test
+    v: np.ndarray        # (9, 3) scratch
+    t3: np.ndarray       # (2, 3, 3) scratch
 
 
 @nb.njit(**OPTS)
 def _loop_work(n1, N, K):
-    return _LoopWork(np.empty((n1, 3)), np.empty((n1, 3)), np.empty((n1, 6, N)),
-                     np.empty((n1, 6)), np.empty(N), np.empty(N), np.empty(N), np.empty((N, N)),
-                     np.empty(N), np.empty((2, 6, 6)), np.empty(6), np.empty(6), np.empty(N),
-                     np.zeros((6 * K, N)), np.zeros(6 * K), np.zeros(6 * K), np.empty(N),
-                     np.empty(2))
+    return _LoopWork(np.zeros((n1, 3)), np.zeros((n1, 3)), np.zeros((n1, 6)), np.empty(N),
+                     np.empty(N), np.empty(N), np.empty((N, N)), np.empty(N),
+                     np.empty((2, 6)), np.empty(6), np.empty(N), np.zeros((6 * K, N)),
+                     np.zeros(6 * K), np.zeros(6 * K), np.empty(N), np.empty(2),
+                     np.empty((9, 3)), np.empty((2, 3, 3)))
 
 
 @nb.njit(**INLINE)
-def _jacobians(ints, ws, lw):
-    """The bodies' Jacobians ``J`` (``v_c = v_p + w_p x rho``, plus ``S`` in the joint's
-    column) and the closure test's scales from the centres and velocities."""
-    J, r, rho, S, om, vel = lw.J, lw.r, ws.rho, ws.S, ws.om, lw.vel
-    N = J.shape[2]
-    for col in range(N):
-        for k in range(6):
-            J[0, k, col] = 0.0
+def _centres(ints, tw, lw):
+    """Centres of mass ``r_c = r_p + c*_pa - c*_ca`` (3.153), their velocities
+    ``v = Phi^T qd_T`` (3.163) and the closure test's scales."""
+    r, vel, N = lw.r, lw.vel, lw.qdT.shape[0]
     scale = 1.0
-    for i in range(ints.shape[0]):
-        kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
+    for a in range(ints.shape[0]):
+        p, c = ints[a, 1], ints[a, 2]
         for k in range(3):
+            r[c, k] = r[p, k] + tw.Cstar[p, a, k] - tw.Cstar[c, a, k]
             scale = max(scale, 1.0 + abs(r[c, k]))
-        for col in range(N):                             # v_c = v_p + w_p x rho
-            for k in range(3):
-                J[c, 3 + k, col] = J[p, 3 + k, col]
-            J[c, 0, col] = J[p, 0, col] + J[p, 4, col] * rho[i, 2] - J[p, 5, col] * rho[i, 1]
-            J[c, 1, col] = J[p, 1, col] + J[p, 5, col] * rho[i, 0] - J[p, 3, col] * rho[i, 2]
-            J[c, 2, col] = J[p, 2, col] + J[p, 3, col] * rho[i, 1] - J[p, 4, col] * rho[i, 0]
-        if kind != WELD:
-            for k in range(6):
-                J[c, k, vk] += S[i, k]
+            s_ = 0.0
+            for col in range(N):
+                s_ += tw.Jv[c, col, k] * lw.qdT[col]
+            vel[c, k] = s_
     vscale = 1.0
     for b in range(r.shape[0]):
         for k in range(3):
-            vscale = max(vscale, 1.0 + abs(vel[b, k]) + abs(om[b, k]) * scale)
+            vscale = max(vscale, 1.0 + abs(vel[b, k]) + abs(tw.omega[b, k]) * scale)
     lw.scale[0] = scale
     lw.scale[1] = vscale
 
@@ -134,13 +133,12 @@ def _oriented(kind, g, qj, A, p, c, R, Rj, tol):
 
 
 @nb.njit(**INLINE)
-def _closes(cints, cgeo, q, qd, tol, ws, lw):
+def _closes(cints, cgeo, q, qd, tol, tw, lw):
     """Whether the state closes every loop (position and velocity, each cut joint with its
-    own q, qd) to ``tol`` relative to the scales of :func:`_jacobians`."""
-    A, om, r, vel = ws.A, ws.om, lw.r, lw.vel
-    v = ws.v
+    own q, qd) to ``tol`` relative to the scales of :func:`_centres`."""
+    A, om, r, vel, v = tw.Ab, tw.omega, lw.r, lw.vel, lw.v
     e, rc, ri, d, h = v[0], v[1], v[2], v[5], v[7]
-    R, Rj = ws.t3[0], ws.t3[1]
+    R, Rj = lw.t3[0], lw.t3[1]
     scale, vscale = lw.scale[0], lw.scale[1]
     for j in range(cints.shape[0]):
         kind, p, c, qk, vk = cints[j, 0], cints[j, 1], cints[j, 2], cints[j, 3], cints[j, 4]
@@ -171,60 +169,73 @@ def _closes(cints, cgeo, q, qd, tol, ws, lw):
     return True
 
 
+@nb.njit(**INLINE)
+def _add_generalized(b, W, tw, rhs):
+    """``rhs += Phi_b W_f + (pT)_b W_m``: a wrench (force, moment about the centre of mass,
+    inertial axes) on body ``b`` as generalized forces of the tree."""
+    for col in range(rhs.shape[0]):
+        acc = 0.0
+        for k in range(3):
+            acc += tw.Jv[b, col, k] * W[k] + tw.Jw[b, col, k] * W[3 + k]
+        rhs[col] += acc
+
+
 @nb.njit(**OPTS)
-def _cut_force(kind, g, p, c, slide, force, ws, lw):
-    """``B*`` (3.201): a cut joint's drive ``force`` as wrench pairs on its bodies, added
-    to ``rhs`` through the bodies' Jacobians (``J_c^T W_c + J_p^T W_p``)."""
-    A, v, J, W, rhs = ws.A, ws.v, lw.J, lw.tmp6, lw.rhs
+def _cut_force(kind, g, p, c, slide, force, tw, lw):
+    """``B*`` (3.201): a cut joint's drive ``force`` as a wrench pair on its bodies, added
+    to ``rhs`` through the bodies' Jacobians."""
+    A, v, W = tw.Ab, lw.v, lw.W
     e, rc, ri, h = v[0], v[1], v[2], v[7]
-    N = J.shape[2]
     matvec(A[p], g[0:3], e)
     matvec(A[c], g[15:18], rc)
     for k in range(3):
         h[k] = g[12 + k] + (g[k] * slide if kind == PRISMATIC else 0.0)
     matvec(A[p], h, ri)
     joint_wrench(kind, force, e, rc, W)
-    for col in range(N):                                 # J_c^T W_c
-        acc = 0.0
-        for k in range(6):
-            acc += J[c, k, col] * W[k]
-        rhs[col] += acc
+    _add_generalized(c, W, tw, lw.rhs)
     joint_wrench(kind, -force, e, ri, W)
-    for col in range(N):                                 # J_p^T W_p
-        acc = 0.0
-        for k in range(6):
-            acc += J[p, k, col] * W[k]
-        rhs[col] += acc
+    _add_generalized(p, W, tw, lw.rhs)
 
 
 @nb.njit(**INLINE)
-def _cut_rows(cints, cgeo, q, tau, ws, lw):
-    """Every cut joint's rows ``H_c qdd_T = gamma_c`` (``gamma`` less the rows applied to
-    the bodies' accelerations at ``qdd_T = 0``) and ``rhs = B + B* + tau``; returns the
+def _inertial_row(Q, A, out):
+    """A row's coefficients on ``(a, eps)`` with ``eps`` in inertial axes: ``(Q_a, A Q_eps)``
+    (chapter 2 writes the angular acceleration in body axes, ``eps_body = A^T eps``)."""
+    for k in range(3):
+        out[k] = Q[k]
+    mv3(A, Q[3:], out[3:])
+
+
+@nb.njit(**INLINE)
+def _cut_rows(cints, tw, lw, cw):
+    """Every cut joint's chapter 2 rows (2.22) on the tree's accelerations, ``H_c qdd_T =
+    gamma_c`` with ``H_c = Q_i X_i + Q_j X_j`` (``X`` the bodies' Jacobians) and ``gamma_c =
+    b - Q_i ddX0_i - Q_j ddX0_j`` (the bodies' accelerations at ``qdd_T = 0``); returns the
     number of rows."""
-    J, G, w, gam, gc, Hc = lw.J, lw.G, ws.w, lw.gam, lw.gc, lw.Hc
-    N, rhs, tauT, hb = J.shape[2], lw.rhs, lw.tauT, lw.hb
-    for k in range(N):
-        rhs[k] = tauT[k] - hb[k]
+    A, G, N = tw.Ab, lw.G, lw.qdT.shape[0]
+    for b in range(A.shape[0]):                          # the body states of chapter 2
+        for k in range(3):
+            cw.r[b, k], cw.vel[b, k] = lw.r[b, k], lw.vel[b, k]
+        mtv3(A[b], tw.omega[b], cw.w[b])                 # angular velocity, body axes
+    joint_rows(cints, A, cw)
     nc = 0
     for j in range(cints.shape[0]):
-        kind, p, c, qk, vk = cints[j, 0], cints[j, 1], cints[j, 2], cints[j, 3], cints[j, 4]
-        slide = q[qk] if kind == PRISMATIC else 0.0
-        nrow = joint_rows(kind, cgeo[j], p, c, slide, ws.A, ws.om, lw.vel, G[0], G[1],
-                           lw.gam, ws.v, lw.tmp6)
-        for a in range(nrow):
-            s_ = gam[a]
-            for k in range(6):
-                s_ -= G[0, a, k] * w[c, k] + G[1, a, k] * w[p, k]
-            gc[nc + a] = s_
+        p, c = cints[j, 1], cints[j, 2]
+        for row in range(cw.nr[j]):
+            _inertial_row(cw.Qj[j, row], A[c], G[0])
+            _inertial_row(cw.Qi[j, row], A[p], G[1])
+            s_ = cw.b[j, row]
+            for k in range(3):
+                s_ -= (G[0, k] * tw.U[c, k] + G[0, 3 + k] * tw.eps[c, k]
+                       + G[1, k] * tw.U[p, k] + G[1, 3 + k] * tw.eps[p, k])
+            lw.gc[nc] = s_
             for col in range(N):
                 acc = 0.0
-                for k in range(6):
-                    acc += G[0, a, k] * J[c, k, col] + G[1, a, k] * J[p, k, col]
-                Hc[nc + a, col] = acc
-        nc += nrow
-        if kind != WELD and tau[vk] != 0.0:
-            _cut_force(kind, cgeo[j], p, c, slide, tau[vk], ws, lw)
+                for k in range(3):
+                    acc += (G[0, k] * tw.Jv[c, col, k] + G[0, 3 + k] * tw.Jw[c, col, k]
+                            + G[1, k] * tw.Jv[p, col, k] + G[1, 3 + k] * tw.Jw[p, col, k])
+                lw.Hc[nc, col] = acc
+            nc += 1
     return nc
 
 
@@ -288,45 +299,107 @@ def _tree_accelerations(nc, rcond, lw):
     return True
 
 
+@nb.njit(**OPTS)
+def _joint_acceleration(kind, g, p, c, qj, vj, A, om, vel, X, v):
+    """A joint's generalized acceleration from its bodies' accelerations ``X`` (3.104)-(3.107):
+    ``e . (eps_c - eps_p)`` for a revolute joint, the slide's relative acceleration along the
+    axis for a prismatic one."""
+    e, rc, ri, n1, n2, d, dd, h = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+    matvec(A[p], g[0:3], e)
+    s = 0.0
+    if kind == REVOLUTE:
+        for k in range(3):
+            s += e[k] * (X[c, 3 + k] - X[p, 3 + k])
+        return s
+    matvec(A[c], g[15:18], rc)
+    matvec(A[p], g[12:15], ri)
+    for k in range(3):
+        d[k] = e[k] * qj
+    cross(om[c], rc, h)
+    cross(om[p], ri, dd)
+    for k in range(3):
+        dd[k] = vel[c, k] + h[k] - vel[p, k] - dd[k]          # d'
+    # d'' = a_c + eps_c x rc + w_c x (w_c x rc) - (the same for p, ri)
+    cross(X[c, 3:], rc, h)
+    for k in range(3):
+        n1[k] = X[c, k] + h[k]
+    cross(om[c], rc, h)
+    cross(om[c], h, n2)
+    for k in range(3):
+        n1[k] += n2[k]
+    cross(X[p, 3:], ri, h)
+    for k in range(3):
+        n1[k] -= X[p, k] + h[k]
+    cross(om[p], ri, h)
+    cross(om[p], h, n2)
+    for k in range(3):
+        n1[k] -= n2[k]
+    # qdd = e . (d'' - eps_p x d - w_p x d' - (w_p x e) qd)
+    cross(X[p, 3:], d, h)
+    for k in range(3):
+        n1[k] -= h[k]
+    cross(om[p], dd, h)
+    for k in range(3):
+        n1[k] -= h[k]
+    cross(om[p], e, h)
+    for k in range(3):
+        s += e[k] * (n1[k] - h[k] * vj)
+    return s
+
+
 @nb.njit(**INLINE)
-def _cut_accelerations(cints, cgeo, q, qd, qddT, qdd, ws, lw):
-    """The cut joints' accelerations from their bodies' ``X = J qdd_T + w``."""
-    J, X, w, N = lw.J, lw.X, ws.w, qddT.shape[0]
-    for b in range(X.shape[0]):
-        for k in range(6):
-            s_ = w[b, k] if b > 0 else 0.0
+def _cut_accelerations(cints, cgeo, q, qd, qdd, tw, lw):
+    """The cut joints' accelerations from their bodies' ``X = (U + Phi^T qdd_T,
+    eps + (pT)^T qdd_T)``."""
+    X, N = lw.X, lw.qddT.shape[0]
+    for b in range(1, X.shape[0]):
+        for k in range(3):
+            a_, e_ = tw.U[b, k], tw.eps[b, k]
             for col in range(N):
-                s_ += J[b, k, col] * qddT[col]
-            X[b, k] = s_
+                a_ += tw.Jv[b, col, k] * lw.qddT[col]
+                e_ += tw.Jw[b, col, k] * lw.qddT[col]
+            X[b, k], X[b, 3 + k] = a_, e_
     for j in range(cints.shape[0]):
         kind, p, c, qk, vk = cints[j, 0], cints[j, 1], cints[j, 2], cints[j, 3], cints[j, 4]
         if kind != WELD:
-            qdd[vk] = joint_acceleration(kind, cgeo[j], p, c, q[qk], qd[vk], ws.A, ws.om,
-                                          lw.vel, X, ws.v)
+            qdd[vk] = _joint_acceleration(kind, cgeo[j], p, c, q[qk], qd[vk], tw.Ab, tw.omega,
+                                          lw.vel, X, lw.v)
 
 
 @nb.njit(**INLINE)
-def _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, tau, qdd, ws, lw):
+def _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, tau, qdd, tw, lw, cw):
     """Chapter 6 for one configuration; returns the number of rows, or -1 if the state
     does not close the loops (the checked route then names the joint) or ``A`` is not
     positive definite. ``lw.Hm`` keeps ``A`` factored, ``lw.lam`` the multipliers."""
-    N, qT, qdT, tauT, qddT = q_tree.shape[0], lw.qT, lw.qdT, lw.tauT, lw.qddT
+    N, qT, qdT, tauT = q_tree.shape[0], lw.qT, lw.qdT, lw.tauT
     for k in range(N):
         qT[k] = q[q_tree[k]]
         qdT[k] = qd[v_tree[k]]
         tauT[k] = tau[v_tree[k]]
-    tree_one(ints, geo, body, lw.qT, lw.qdT, lw.Hm, lw.hb, ws)
-    centres(ints, geo, lw.qdT, ws.A, ws.om, ws.rho, lw.r, lw.vel, ws.v)
-    _jacobians(ints, ws, lw)
-    if not _closes(cints, cgeo, q, qd, limits[1], ws, lw):
+    tree_one(ints, geo, body, qT, qdT, lw.Hm, lw.Bv, tw)
+    _centres(ints, tw, lw)
+    if not _closes(cints, cgeo, q, qd, limits[1], tw, lw):
         return -1
-    nc = _cut_rows(cints, cgeo, q, tau, ws, lw)
+    for k in range(N):
+        lw.rhs[k] = lw.Bv[k] + tauT[k]
+    for j in range(cints.shape[0]):
+        kind, vk = cints[j, 0], cints[j, 4]
+        if kind != WELD and tau[vk] != 0.0:
+            slide = q[cints[j, 3]] if kind == PRISMATIC else 0.0
+            _cut_force(kind, cgeo[j], cints[j, 1], cints[j, 2], slide, tau[vk], tw, lw)
+    nc = _cut_rows(cints, tw, lw, cw)
     if not _tree_accelerations(nc, limits[0], lw):
         return -1
     for k in range(N):
-        qdd[v_tree[k]] = qddT[k]
-    _cut_accelerations(cints, cgeo, q, qd, lw.qddT, qdd, ws, lw)
+        qdd[v_tree[k]] = lw.qddT[k]
+    _cut_accelerations(cints, cgeo, q, qd, qdd, tw, lw)
     return nc
+
+
+@nb.njit(**OPTS)
+def _workspaces(ints, geo, body, cints, cgeo, N):
+    return (tree_workspace(ints, geo, body, N), _loop_work(body.shape[0], N, cints.shape[0]),
+            row_workspace(cints, cgeo, body.shape[0]))
 
 
 @nb.njit(**OPTS)
@@ -334,12 +407,11 @@ def loops_forward(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, t
     """Chapter 6's cut-joint method for a batch (the arguments before ``q`` are a
     :class:`CutData`'s): ``q`` (B, nq), ``qd``, ``tau`` (B, nv) into ``qdd``. False if a
     state does not close the loops, a mass matrix is singular or a value is not finite."""
-    ws = workspace(ints, geo, body)
-    lw = _loop_work(body.shape[0], q_tree.shape[0], cints.shape[0])
+    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, q_tree.shape[0])
     ok = True
     for b in range(q.shape[0]):
         if _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q[b], qd[b], tau[b],
-                qdd[b], ws, lw) < 0:
+                qdd[b], tw, lw, cw) < 0:
             ok = False
             break
         for k in range(qdd.shape[1]):
@@ -353,24 +425,22 @@ def loops_intermediates(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q,
                         H, lam, reaction):
     """:func:`loops_forward` that also writes chapter 6's intermediates (the diagnostic
     entry): ``H`` (B, N, N) the reduced tree's mass matrix ``A`` (3.186), ``lam`` (B, 6 K)
-    the cut joints' multipliers (3.189) of the kernel's rows (zero beyond the rows the
-    joints have) and ``reaction`` (B, N) their generalized force on the tree,
-    ``H_c^T lam = A qdd_T - B`` (the same whatever rows describe the cut joints). Returns
-    the number of rows per configuration (-1 where the state was refused)."""
-    ws = workspace(ints, geo, body)
-    N, K = q_tree.shape[0], cints.shape[0]
+    the cut joints' multipliers (3.189) of chapter 2's rows, joint by joint in each joint's
+    order of rows (zero beyond the rows the joints have), and ``reaction`` (B, N) their
+    generalized force on the tree ``H_c^T lam = A qdd_T - B``. Returns the number of rows
+    per configuration (-1 where the state was refused)."""
+    N = q_tree.shape[0]
+    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, N)
     rows = np.zeros(q.shape[0], dtype=np.int64)
-    lw = _loop_work(body.shape[0], N, K)
     for b in range(q.shape[0]):
         for k in range(qd.shape[1]):
             qdd[b, k] = 0.0
-        q_b, qd_b = q[b], qd[b]
-        for k in range(N):
-            lw.qT[k] = q_b[q_tree[k]]
-            lw.qdT[k] = qd_b[v_tree[k]]
-        tree_one(ints, geo, body, lw.qT, lw.qdT, H[b], lw.hb, ws)
-        rows[b] = _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q_b, qd_b, tau[b],
-                       qdd[b], ws, lw)
+        for k in range(N):                               # A before its factorization
+            lw.qT[k] = q[b, q_tree[k]]
+            lw.qdT[k] = qd[b, v_tree[k]]
+        tree_one(ints, geo, body, lw.qT, lw.qdT, H[b], lw.Bv, tw)
+        rows[b] = _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q[b], qd[b],
+                       tau[b], qdd[b], tw, lw, cw)
         lam[b, :] = lw.lam
         for k in range(N):
             s_ = 0.0
