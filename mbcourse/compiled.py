@@ -1,35 +1,61 @@
-"""The compiled kernels' former single module: the names it exported, now in
-:mod:`mbcourse.kernels` (one module per chapter, one front door :func:`~mbcourse.kernels.route`).
-
-Kept so that ``mb.compiled.<name>`` (the book, the benchmarks, older code) keeps working.
+"""Deprecated: the compiled kernels' former single module. Its names now live in
+:mod:`mbcourse.kernels` (one module per chapter, one front door
+:func:`~mbcourse.kernels.route`); reading one here still works for this release and warns
+with the new name.
 
 Examples
 --------
->>> import mbcourse as mb
->>> mb.compiled.vereshchagin_forward is mb.kernels.vereshchagin.vereshchagin_forward
-True
+>>> import warnings, mbcourse as mb
+>>> with warnings.catch_warnings(record=True) as caught:
+...     warnings.simplefilter("always")
+...     f = mb.compiled.vereshchagin_forward
+>>> f is mb.kernels.vereshchagin.vereshchagin_forward, caught[0].category.__name__
+(True, 'DeprecationWarning')
+>>> print(caught[0].message)
+mbcourse.compiled.vereshchagin_forward is deprecated; use mbcourse.kernels.vereshchagin.vereshchagin_forward
 """
 
 from __future__ import annotations
 
-from .kernels import (COMPILE_NOTE, PARALLEL_BATCH, PRISMATIC, REVOLUTE, WELD, batch,
-                      fast_arrays, model_data, pack_chain, route, state_arrays)
-from .kernels.cartesian import cartesian_forward
-from .kernels.common import cholesky_solve
-from .kernels.composite import composite_forward as tree_forward
-from .kernels.composite import composite_matrices as tree_matrices
-from .kernels.loops import loops_forward
-from .kernels.poisson import ivanov_cholesky_solve, ivanov_sweep_solve
-from .kernels.vereshchagin import vereshchagin_forward
+import importlib
+import warnings
 
-__all__ = ["REVOLUTE", "PRISMATIC", "WELD", "pack_chain", "model_data", "fast_arrays",
-           "state_arrays", "run", "route", "PARALLEL_BATCH", "cartesian_forward",
-           "loops_forward", "vereshchagin_forward", "tree_forward", "tree_matrices",
-           "cholesky_solve", "ivanov_sweep_solve", "ivanov_cholesky_solve", "COMPILE_NOTE"]
+#: old name -> (module under mbcourse.kernels, its name there)
+_MOVED = {
+    **{name: ("", name) for name in ("REVOLUTE", "PRISMATIC", "WELD", "pack_chain",
+                                     "model_data", "fast_arrays", "state_arrays", "route",
+                                     "batch", "PARALLEL_BATCH", "COMPILE_NOTE")},
+    "cartesian_forward": ("cartesian", "cartesian_forward"),
+    "loops_forward": ("loops", "loops_forward"),
+    "vereshchagin_forward": ("vereshchagin", "vereshchagin_forward"),
+    "tree_forward": ("composite", "composite_forward"),
+    "tree_matrices": ("composite", "composite_matrices"),
+    "cholesky_solve": ("common", "cholesky_solve"),
+    "ivanov_sweep_solve": ("poisson", "ivanov_sweep_solve"),
+    "ivanov_cholesky_solve": ("poisson", "ivanov_cholesky_solve"),
+}
+
+__all__ = sorted(_MOVED) + ["run"]
+
+
+def _new_name(module, name):
+    return ".".join(filter(None, ("mbcourse.kernels", module, name)))
+
+
+def __getattr__(name):
+    if name not in _MOVED:
+        raise AttributeError(f"module 'mbcourse.compiled' has no attribute {name!r}")
+    module, new = _MOVED[name]
+    warnings.warn(f"mbcourse.compiled.{name} is deprecated; use {_new_name(module, new)}",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(".".join(filter(None, ("mbcourse.kernels",
+                                                                  module)))), new)
 
 
 def run(kernel, data, q, qd, tau, qdd, gravity=True):
-    """Call a tree kernel (``kernel(ints, geo, body, q, qd, tau, qdd)``) with a model's
-    :func:`model_data` on a batch, on every core when the batch has at least
-    :data:`PARALLEL_BATCH` configurations; ``gravity=False`` switches gravity off."""
+    """Deprecated: :func:`mbcourse.kernels.batch` with ``data.args(gravity)``."""
+    from .kernels import batch
+    warnings.warn("mbcourse.compiled.run is deprecated; use "
+                  "mbcourse.kernels.batch(kernel, data.args(gravity), q, qd, tau, qdd)",
+                  DeprecationWarning, stacklevel=2)
     return batch(kernel, data.args(gravity), q, qd, tau, qdd)

@@ -541,7 +541,7 @@ def _compile(exprs, args, N, cse):
     import sympy as sp
     from sympy.printing.pycode import PythonCodePrinter
 
-    from .compiled import cholesky_solve
+    from .kernels.common import cholesky_solve
 
     names = {a: sp.Symbol(f"_in{k}") for k, a in enumerate(args)}
     exprs = [sp.sympify(e).xreplace(names) for e in exprs]

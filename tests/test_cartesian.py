@@ -733,14 +733,13 @@ def test_consistent_state_of_a_tree_is_the_state():
 
 
 def test_compiled_cartesian_route_equals_the_numpy_route():
-    """mbcourse.compiled.cartesian_forward (rows in inertial axes, eliminated in tree order)
-    = chapter 2's NumPy route (rows in the parent's axes) and the recursions."""
-    from mbcourse import compiled
+    """Chapter 2's kernel (mbcourse.kernels.cartesian, eliminated in tree order) = chapter 2's
+    NumPy route and the recursions."""
     from test_vereshchagin import _kernel_model
     rng = np.random.default_rng(95)
     for n, pri, weld in ((1, (), ()), (1, (1,), ()), (4, (2,), (3,)), (10, (3, 7), (5,))):
         model = _kernel_model(rng, n, pri, weld)
-        B = compiled.PARALLEL_BATCH + 5 if n == 10 else 3
+        B = mb.kernels.PARALLEL_BATCH + 5 if n == 10 else 3
         q, qd, tau = rng.normal(size=(3, B, model.nv))
         fast = mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt")
         slow = mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt", compiled=False)

@@ -438,7 +438,8 @@ def test_random_trees_with_two_loops_equal_cartesian(seed):
 
 
 def test_compiled_cut_joint_method_equals_the_numpy_route():
-    """mbcourse.compiled.loops_forward = the NumPy cut-joint method and chapter 2's route."""
+    """Chapter 6's kernel (mbcourse.kernels.loops) = the NumPy cut-joint method and chapter 2's
+    route."""
     rng = np.random.default_rng(97)
     cases = [(mb.models.four_bar(), mb.models.four_bar_state, (0.4, 1.3)),
              (mb.models.crank_slider(), mb.models.crank_slider_state, (0.3, 2.0)),

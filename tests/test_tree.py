@@ -248,18 +248,18 @@ def test_prepared_data_follows_the_model():
 
 
 def test_compiled_tree_equations_equal_the_numpy_assembly():
-    """mbcourse.compiled's composite-body assembly = the Phi m Phi^T assembly of (3.167)."""
-    from mbcourse import compiled
+    """The composite-body kernel's A and B = the Phi m Phi^T assembly of (3.167)."""
+    from mbcourse.kernels.composite import composite_matrices
     from test_vereshchagin import _kernel_model
     rng = np.random.default_rng(91)
     for n, pri, weld in ((1, (), ()), (3, (2,), ()), (9, (2, 5), (4, 7)), (20, (3, 11), (8,))):
         model = _kernel_model(rng, n, pri, weld)
-        data = compiled.model_data(model)
+        data = mb.kernels.model_data(model)
         assert data is not None
         q, qd, tau = rng.normal(size=(3, 4, model.nv))
         H = np.empty((4, model.nv, model.nv))
         hb = np.empty((4, model.nv))
-        compiled.tree_matrices(*data[:3], q, qd, H, hb)
+        composite_matrices(*data[:3], q, qd, H, hb)
         np.testing.assert_allclose(H, mb.tree.mass_matrix(model, q), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(-hb, mb.tree.bias_forces(model, q, qd), rtol=1e-11,
                                    atol=1e-11)

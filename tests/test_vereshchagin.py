@@ -282,10 +282,9 @@ def test_compiled_path_checks_time_like_the_checked_route():
 
 
 def test_compiled_batches_split_over_the_cores_equal_the_numpy_recursion():
-    from mbcourse import compiled
     rng = np.random.default_rng(81)
     model = _kernel_model(rng, 6, (3,), (5,))
-    B = compiled.PARALLEL_BATCH + 37                    # runs the parallel kernel, uneven slices
+    B = mb.kernels.PARALLEL_BATCH + 37                    # runs the parallel kernel, uneven slices
     q, qd, tau = rng.normal(size=(3, B, model.nv))
     for fd in (mb.vereshchagin.forward_dynamics, mb.tree.forward_dynamics):
         np.testing.assert_allclose(fd(model, q, qd, tau), fd(model, q, qd, tau, compiled=False),

@@ -47,7 +47,7 @@ import numba as nb
 import numpy as np
 
 from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, centres, cholesky_factor, cross,
-                     joint_wrench, kinematics, mm3, mtv3, mv3, take, workspace)
+                     finite, joint_wrench, kinematics, mm3, mtv3, mv3, take, workspace)
 
 __all__ = ["POINT_PLANE", "PERPENDICULAR", "CartesianWork", "row_workspace", "joint_rows",
            "cartesian_workspace", "cartesian_one", "cartesian_forward", "cartesian_solve",
@@ -523,11 +523,9 @@ def cartesian_solve(ints, geo, body, q, qd, tau, qdd, lam):
     kin, cw = cartesian_workspace(ints, geo, body)
     ok = True
     for b in range(q.shape[0]):
-        if not cartesian_one(ints, geo, body, q[b], qd[b], tau[b], qdd[b], lam[b], kin, cw):
+        if (not cartesian_one(ints, geo, body, q[b], qd[b], tau[b], qdd[b], lam[b], kin, cw)
+                or not finite(qdd[b])):
             ok = False
-        for k in range(qdd.shape[1]):
-            if not np.isfinite(qdd[b, k]):
-                ok = False
     return ok
 
 

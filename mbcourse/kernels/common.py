@@ -24,7 +24,8 @@ import numpy as np
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "OPTS", "INLINE", "Work", "workspace", "cross",
            "mv3", "mtv3", "mm3", "take",
            "matvec", "matmul", "shift", "fold", "rodrigues", "kinematics", "centres",
-           "joint_wrench", "cholesky_factor", "lower_solve", "upper_solve", "cholesky_solve"]
+           "joint_wrench", "cholesky_factor", "lower_solve", "upper_solve", "cholesky_solve",
+           "finite"]
 
 #: Joint kinds in the packed ``ints[:, 0]`` column (see :func:`mbcourse.kernels.pack_chain`).
 REVOLUTE, PRISMATIC, WELD = 0, 1, 2
@@ -376,6 +377,16 @@ def cholesky_solve(H, b):
         return False
     lower_solve(H, b, b)
     upper_solve(H, b, b)
+    return True
+
+
+@nb.njit(**INLINE)
+def finite(x):
+    """Whether every entry of the vector ``x`` is finite (a kernel declines a state whose
+    answer is not)."""
+    for k in range(x.shape[0]):
+        if not np.isfinite(x[k]):
+            return False
     return True
 
 

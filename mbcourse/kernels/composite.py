@@ -13,8 +13,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .common import (INLINE, OPTS, WELD, cholesky_solve, cross, fold, kinematics, matvec, shift,
-                     workspace)
+from .common import (INLINE, OPTS, WELD, cholesky_solve, cross, finite, fold, kinematics, matvec,
+                     shift, workspace)
 
 __all__ = ["tree_one", "composite_forward", "composite_matrices"]
 
@@ -110,11 +110,8 @@ def composite_forward(ints, geo, body, q, qd, tau, qdd):
         tree_one(ints, geo, body, q[b], qd[b], H, hb, ws)
         for k in range(nv):
             qdd[b, k] = tau[b, k] - hb[k]
-        if not cholesky_solve(H, qdd[b]):
+        if not cholesky_solve(H, qdd[b]) or not finite(qdd[b]):
             ok = False
-        for k in range(nv):
-            if not np.isfinite(qdd[b, k]):
-                ok = False
     return ok
 
 

@@ -24,7 +24,7 @@ import numba as nb
 import numpy as np
 
 from .cartesian import joint_rows, row_workspace
-from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_factor, cross,
+from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_factor, cross, finite,
                      joint_wrench, lower_solve, matvec, mtv3, mv3, rodrigues, upper_solve)
 from .tree import tree_one, tree_workspace
 
@@ -411,12 +411,9 @@ def loops_forward(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, t
     ok = True
     for b in range(q.shape[0]):
         if _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q[b], qd[b], tau[b],
-                qdd[b], tw, lw, cw) < 0:
+                qdd[b], tw, lw, cw) < 0 or not finite(qdd[b]):
             ok = False
             break
-        for k in range(qdd.shape[1]):
-            if not np.isfinite(qdd[b, k]):
-                ok = False
     return ok
 
 

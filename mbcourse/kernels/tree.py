@@ -42,8 +42,8 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .common import (OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_solve, cross, mm3, mv3, rodrigues,
-                     take)
+from .common import (OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_solve, cross, finite, mm3, mv3,
+                     rodrigues, take)
 
 __all__ = ["TreeWork", "tree_workspace", "tree_one", "tree_forward", "tree_matrices",
            "tree_terms"]
@@ -349,11 +349,8 @@ def tree_forward(ints, geo, body, q, qd, tau, qdd):
         tree_one(ints, geo, body, q[b], qd[b], Amat, Bvec, ws)
         for k in range(nv):
             qdd[b, k] = Bvec[k] + tau[b, k]
-        if not cholesky_solve(Amat, qdd[b]):
+        if not cholesky_solve(Amat, qdd[b]) or not finite(qdd[b]):
             ok = False
-        for k in range(nv):
-            if not np.isfinite(qdd[b, k]):
-                ok = False
     return ok
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .common import INLINE, OPTS, WELD, cross, fold, kinematics, matvec, shift, workspace
+from .common import INLINE, OPTS, WELD, cross, finite, fold, kinematics, matvec, shift, workspace
 
 __all__ = ["vereshchagin_forward", "vereshchagin_articulated"]
 
@@ -84,10 +84,7 @@ def _one(ints, geo, body, q, qd, tau, qdd, ws):
     kinematics(ints, geo, body, q, qd, ws)
     _articulate(ints, tau, ws)
     _accelerate(ints, tau, qdd, ws)
-    for k in range(qdd.shape[0]):
-        if not np.isfinite(qdd[k]):
-            return False
-    return True
+    return finite(qdd)
 
 
 @nb.njit(**OPTS)
