@@ -282,7 +282,9 @@ def test_sim_refuses_closed_loops_with_a_useful_message():
 FORMULATION_MODULES = ["cartesian", "tree", "vereshchagin.py", "poisson.py", "inertial.py",
                        "symbolic.py", "sim.py", "graph.py", "spatial.py", "joints.py",
                        "model.py", "state.py", "poses.py", "forces.py", "energy.py",
-                       "elements.py", "summary.py", "topology.py", "kernels"]
+                       "elements.py", "summary.py", "topology.py", "kernels", "loops.py",
+                       "kinetic.py", "accuracy.py", "kinematics.py", "urdf.py", "viz.py",
+                       "viz3d.py", "compiled.py", "errors.py", "grading.py"]
 
 
 def _sources(names):
