@@ -344,6 +344,7 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
                 return out[0], None
         elif batch(entry.function, args, *fast[:3], out):
             return out, None
+        return None, check()            # declined; the checked arrays are these, so no rerun
     state = check()
     out = np.zeros(state.qd.shape)
     if batch(entry.function, args, *state_arrays(state), out):
