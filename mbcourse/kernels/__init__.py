@@ -46,15 +46,44 @@ Joint kinds: :data:`REVOLUTE`, :data:`PRISMATIC`, :data:`WELD` (a fixed joint).
 
 from __future__ import annotations
 
+import hashlib
 import math
+import pathlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, NamedTuple
 
 import numba as nb
 import numpy as np
 
-from ..errors import ModelError, TopologyError
-from .common import OPTS, PRISMATIC, REVOLUTE, WELD
+
+def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
+    """numba's ``cache=True`` keys a function's machine code on its own source file only, so
+    a kernel that calls one from another module (chapter 6's calls chapter 3's and chapter
+    2's) would keep the callee's old code after that module changed. The cache beside the
+    kernels is therefore tied to all their sources at once: a digest of them is stamped in
+    it, and its machine code is dropped when they differ. (A read-only installation is never
+    edited, and numba then caches in its own user directory.)"""
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.glob("*.py"))))
+    cache, want = folder / "__pycache__", digest.hexdigest()
+    stamp = cache / "kernel-sources.sha256"
+    try:
+        if stamp.read_text() == want:
+            return
+    except OSError:
+        pass                            # no stamp: a fresh cache, or one from before stamps
+    try:
+        cache.mkdir(exist_ok=True)
+        for f in cache.glob("*.nb[ci]"):
+            f.unlink()
+        stamp.write_text(want)
+    except OSError:
+        pass                            # not writable: numba caches in its user directory
+
+
+_drop_stale_machine_code()
+
+from ..errors import ModelError, TopologyError  # noqa: E402
+from .common import OPTS, PRISMATIC, REVOLUTE, WELD  # noqa: E402
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "OPTS", "COMPILE_NOTE", "PARALLEL_BATCH",
            "ModelData", "Kernel", "KERNELS", "register", "route", "pack_chain", "model_data",
