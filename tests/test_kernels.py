@@ -255,7 +255,7 @@ def test_kernels_name_the_joint_kinds():
 
 def test_cached_machine_code_is_dropped_when_any_kernel_source_changes(tmp_path):
     """numba keys a cached function on its own file only; the kernels' cache is tied to all
-    their sources (a stamp of their digest), so a kernel never runs a changed callee's old
+    their sources (a stamp of their SHA-256), so a kernel never runs a changed callee's old
     code from the cache."""
     from mbcourse.kernels import _drop_stale_machine_code as drop
     (tmp_path / "a.py").write_text("x = 1\n")

@@ -60,11 +60,11 @@ def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
     """numba's ``cache=True`` keys a function's machine code on its own source file only, so
     a kernel that calls one from another module (chapter 6's calls chapter 3's and chapter
     2's) would keep the callee's old code after that module changed. The cache beside the
-    kernels is therefore tied to all their sources at once: a digest of them is stamped in
+    kernels is therefore tied to all their sources at once: a SHA-256 of them is stamped in
     it, and its machine code is dropped when they differ. (A read-only installation is never
     edited, and numba then caches in its own user directory.)"""
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.glob("*.py"))))
-    cache, want = folder / "__pycache__", digest.hexdigest()
+    sources = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.glob("*.py"))))
+    cache, want = folder / "__pycache__", sources.hexdigest()
     stamp = cache / "kernel-sources.sha256"
     try:
         if stamp.read_text() == want:
