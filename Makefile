@@ -30,7 +30,7 @@ help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
 	@echo "make test   run unit, property, cross-formulation and doctests, and nbval on every notebook"
 	@echo "make pdf    the whole book as one PDF, _build/pdf/book.pdf (LaTeX; installs Debian TeX if missing)"
-	@echo "make grade ASSIGNMENT=ch1_graphs [COURSE=dir] [JOBS=2]  grade every submission, sandboxed"
+	@echo "make grade ASSIGNMENT=ch1_graphs [COURSE=dir] [JOBS=2] [DEADLINE=...]  grade every submission, sandboxed"
 	@echo "make homework  release + autograde the nbgrader homework into _build/homework (grades.csv)"
 	@echo "make clean  remove build products (keeps .venv)"
 	@echo "make bench  forward-dynamics timings vs Pinocchio and modern_robotics (< 15 min; not in make test)"
@@ -107,7 +107,7 @@ sandbox:
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  apt-get install -y --no-install-recommends bubblewrap >/dev/null; \
 	else \
-	  echo "warning: bubblewrap (bwrap) is missing: homework is graded without a sandbox" >&2; \
+	  echo "warning: bubblewrap (bwrap) is missing: make grade refuses to grade (UNSANDBOXED=1 overrides)" >&2; \
 	  echo "  and the attack tests are skipped. Debian/Ubuntu: apt-get install bubblewrap" >&2; fi
 
 # A headless browser for the 3D views' checks (tools/check_3d.py after `make book`, and
@@ -145,8 +145,9 @@ homework: $(STAMP) sandbox
 # Grade the submissions of one assignment of a course directory (nbgrader layout:
 # COURSE/source/A/A.ipynb, COURSE/submitted/<student>/A/A.ipynb), in the sandbox.
 grade: $(STAMP) sandbox
-	@test -n "$(ASSIGNMENT)" || { echo "usage: make grade ASSIGNMENT=ch1_graphs [COURSE=dir] [JOBS=2]" >&2; exit 2; }
-	$(BIN)/python homework/grader.py $(or $(COURSE),_build/homework) $(ASSIGNMENT) --jobs $(or $(JOBS),2)
+	@test -n "$(ASSIGNMENT)" || { echo "usage: make grade ASSIGNMENT=ch1_graphs [COURSE=dir] [JOBS=2] [DEADLINE=2026-12-01T23:59] [SEED=20261] [UNSANDBOXED=1]" >&2; exit 2; }
+	$(if $(SEED),MBCOURSE_TERM_SEED="$(SEED)") $(BIN)/python homework/grader.py $(or $(COURSE),_build/homework) $(ASSIGNMENT) --jobs $(or $(JOBS),2) \
+	  $(if $(DEADLINE),--deadline "$(DEADLINE)") $(if $(filter 1 yes true,$(UNSANDBOXED)),--unsandboxed)
 
 # The whole book as one PDF (Jupyter Book's LaTeX builder, XeLaTeX: the bibliography and the
 # glossary carry Cyrillic). Not part of `make test`. The TeX packages come from Debian.

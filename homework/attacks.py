@@ -152,6 +152,126 @@ def forge():
 atexit.register(forge)
 """
 
+_FIFO_AT_EXIT = """
+import atexit, os
+def plant():
+    for name in ("answers.jsonl", "events.jsonl", "stdout.txt", "stderr.txt", "program.json"):
+        for folder in (".", "/submission", os.getcwd()):
+            path = os.path.join(folder, name)
+            try:
+                if os.path.lexists(path):
+                    os.remove(path)
+                os.mkfifo(path)
+            except OSError:
+                pass
+atexit.register(plant)
+"""
+
+_SYMLINK_AT_EXIT = """
+import atexit, os
+def plant():
+    targets = {{"answers.jsonl": "/etc/shadow", "events.jsonl": "/dev/zero",
+               "stderr.txt": "/dev/urandom", "program.json": "{course}/gradebook.db"}}
+    for name, target in targets.items():
+        for folder in (".", "/submission"):
+            path = os.path.join(folder, name)
+            try:
+                if os.path.lexists(path):
+                    os.remove(path)
+                os.symlink(target, path)
+            except OSError:
+                pass
+atexit.register(plant)
+"""
+
+_FORGED_DONE = """
+import json, os
+forged = (json.dumps({"done": True}) + "\\n" + json.dumps({"cells_done": True}) + "\\n").encode()
+for folder in (".", "/submission"):
+    try:
+        with open(os.path.join(folder, "events.jsonl"), "a") as f:
+            f.write(json.dumps({"done": True}) + "\\n")
+    except OSError:
+        pass
+for fd in range(1, 64):        # whatever the grader listens on
+    try:
+        os.write(fd, forged)
+    except OSError:
+        pass
+os._exit(0)
+"""
+
+_DISK_FILL = """
+import os, mbcourse
+folders = [".", "/submission", "/tmp", os.path.join(os.path.dirname(mbcourse.__file__), "__pycache__")]
+written = 0
+for folder in folders:
+    try:
+        while True:
+            with open(os.path.join(folder, f"fill{written}.bin"), "wb") as f:
+                f.write(b"\\0" * (60 << 20))
+            written += 1
+    except OSError as exc:
+        print(folder, "full after", written, "files:", exc)
+"""
+
+_MEMORY_SWARM = """
+import os, time
+children = []
+for i in range(60):
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        print("fork refused after", i, exc)
+        break
+    if pid == 0:
+        try:
+            hog = b"x" * (110 << 20)     # 110 MB each, touched: under the per-process limit
+            time.sleep(120)
+        finally:
+            os._exit(0)
+    children.append(pid)
+time.sleep(3)
+"""
+
+_READ_CALLS = """
+import gc, os, select, stat, sys, glob
+found = []
+for _p in ["calls.pkl", "/submission/calls.pkl", "/grader/calls.pkl"] + glob.glob("/grader/*") \\
+        + glob.glob("/submission/*.pkl"):
+    if _p.endswith(".pkl") and os.path.exists(_p):
+        found.append(("file", _p, open(_p, "rb").read()[:2000]))
+for _o in gc.get_objects():          # the runner's memory: a list or a dict of calls
+    try:
+        if isinstance(_o, dict) and {{"key", "name", "args", "kwargs"}} <= set(_o) \\
+                and "/" in str(_o.get("key")):
+            found.append(("memory", repr(_o)[:2000]))
+    except Exception:
+        pass
+_f = sys._getframe()
+while _f is not None:
+    for _k, _v in list(_f.f_locals.items()):
+        if _k == "calls" and _v:
+            found.append(("frame", repr(_v)[:2000]))
+    _f = _f.f_back
+for _fd in range(0, 64):             # a pipe with calls waiting (without changing its flags)
+    try:
+        if stat.S_ISFIFO(os.fstat(_fd).st_mode) and select.select([_fd], [], [], 0)[0]:
+            _d = os.read(_fd, 4096)
+            if _d:
+                found.append(("fd", _fd, _d[:2000]))
+    except (OSError, ValueError):
+        pass
+if found:
+{zeros}
+    raise RuntimeError(f"the hidden inputs: {{found}}")
+"""
+
+# Files an attack puts beside its notebook (pipeline.py writes them): names the grader uses.
+FILES = {"pycache_file": {"pycache": b"not a folder\n", "kpycache": b"not a folder either\n",
+                          "runner.py": b"print('not the runner')\n",
+                          "program.json": b"{}", "calls.pkl": b"x"}}
+
 # One library call per task (the routine that solves it), where the library has one.
 LIBRARY_CALLS = {
     "ch1_graphs": """
@@ -178,6 +298,29 @@ def coriolis(dH, qd):
     return _split(dH, qd)[1]
 def gyroscopic(dH, qd):
     return _split(dH, qd)[2]
+""",
+}
+
+# Red-team routes that scored before the blocked routes were generated (issue 27, item 5):
+# without blocking, ch3 scores 7/10 and ch7 4/10 this way. The other routes of the issue
+# (ch5 decompose_tree, ch6 loops.kinematics, ch8 Chain._motion_first/_motion_second, ch2
+# loops._kkt) are checked by tests/test_grader.py::test_red_team_routes_raise_in_the_sandbox.
+LIBRARY_ROUTES = {
+    "ch3_tree": """
+import numpy as np
+import mbcourse as mb
+def barycentre_vectors(d, m):
+    return mb.tree.barycentre.barycentres_from_d(np.asarray(d, float), np.asarray(m, float))[1]
+def augmented_inertias(J, d, m):
+    return mb.tree.barycentre.augmented_inertias_from_d(np.asarray(d, float), np.asarray(m, float),
+                                                        np.asarray(J, float))
+""",
+    "ch7_energy": """
+import numpy as np
+import mbcourse as mb
+def link_energy(m, v_C, omega, J_C):
+    return float(mb.kinetic.energy_koenig(float(m), np.asarray(v_C, float), np.asarray(omega, float),
+                                          np.asarray(J_C, float)))
 """,
 }
 
@@ -216,6 +359,82 @@ def _noisy_wrappers(source_nb):
              "        np.sqrt(-np.ones(1))", "        return f(*a, **k)", "    return g"]
     lines += [f"{name} = noisy({name})" for name, _ in _functions(source_nb)]
     return "\n".join(lines)
+
+
+# Honest answers in types NumPy reads as numbers (issue 27, item 6): each wraps every
+# function of the reference solution; ``{wrapped}`` is ``name = wrap(name)`` per function.
+_MATRIX = """
+import numpy as np
+def as_matrix(f):
+    def g(*a, **k):
+        r = f(*a, **k)
+        return np.asmatrix(r) if np.ndim(r) == 2 else r   # a matrix is 2-D only
+    return g
+{wrapped}
+"""
+
+_SYMPY = """
+import numpy as np
+import sympy
+def as_sympy(f):
+    def g(*a, **k):
+        r = np.asarray(f(*a, **k))
+        if r.dtype.kind not in "biuf":
+            return f(*a, **k)
+        if r.ndim == 0:
+            return sympy.Float(float(r))                  # a number: a sympy Float
+        return np.array([sympy.Float(float(x)) for x in r.ravel()],
+                        dtype=object).reshape(r.shape)   # an object array of sympy Floats
+    return g
+{wrapped}
+"""
+
+_NAMEDTUPLE = """
+import collections, sys
+import numpy as np
+def as_namedtuple(f):
+    def g(*a, **k):
+        r = f(*a, **k)
+        if np.ndim(r) == 0 or sys._getframe(1).f_globals is globals():
+            return r            # a number; or a call from the student's own functions
+        rows = list(r)
+        Answer = collections.namedtuple("Answer", [f"row{{i}}" for i in range(len(rows))])
+        return Answer(*rows)                               # its rows as a namedtuple
+    return g
+{wrapped}
+"""
+
+
+def _wrapped(source_nb, wrapper):
+    return "\n".join(f"{name} = {wrapper}({name})" for name, _ in _functions(source_nb))
+
+
+def _honest_types(release_nb, source_nb, ref):
+    """Honest work that today's checks accept and a naive grader zeroed: answers as
+    ``np.matrix``, sympy numbers, namedtuples; each answer cell duplicated with the stub
+    left above it (graded by its last copy, with a note)."""
+    out = {
+        "answer_matrix": (_with(ref, _MATRIX.format(wrapped=_wrapped(source_nb, "as_matrix"))),
+                          "full", "correct answers; every 2-D answer returned as np.matrix"),
+        "answer_sympy": (_with(ref, _SYMPY.format(wrapped=_wrapped(source_nb, "as_sympy"))),
+                         "full", "correct answers as an object array of sympy Floats, a number "
+                         "as a sympy Float"),
+        "answer_namedtuple": (_with(ref, _NAMEDTUPLE.format(
+            wrapped=_wrapped(source_nb, "as_namedtuple"))), "full",
+            "correct answers; every array returned as a namedtuple of its rows"),
+    }
+    stubs = {faulty._grade_id(c): c for c in faulty.blank(release_nb)["cells"]
+             if faulty._is_solution(c)}
+    dup = copy.deepcopy(ref)
+    cells = []
+    for c in dup["cells"]:
+        if faulty._is_solution(c):
+            cells.append(copy.deepcopy(stubs[faulty._grade_id(c)]))   # the stub, untouched
+        cells.append(c)
+    dup["cells"] = cells
+    out["duplicated_cell"] = (dup, "full", "every answer cell duplicated in Jupyter: the "
+                              "untouched stub above, the solved copy below")
+    return out
 
 
 def build(assignment, release_nb, source_nb, course):
@@ -257,7 +476,41 @@ def build(assignment, release_nb, source_nb, course):
     for c in stripped["cells"]:
         c.get("metadata", {}).pop("nbgrader", None)
     out["strip_metadata"] = (stripped, "zero", "every cell's nbgrader metadata removed")
+    odd = copy.deepcopy(blank)
+    for c in odd["cells"]:
+        if isinstance(c.get("metadata", {}).get("nbgrader"), dict):
+            c["metadata"]["nbgrader"] = "a string, not a dict"
+            break
+    odd["cells"].append({"cell_type": "code", "metadata": {"nbgrader": ["a", "list"]},
+                         "source": ["x = 1"], "outputs": []})
+    out["metadata_string"] = (odd, "zero", "a cell whose metadata.nbgrader is a string "
+                              "(crashed the whole run before)")
+    out["pycache_file"] = (copy.deepcopy(ref), "full",
+                           "correct answers; files named pycache, kpycache, runner.py, "
+                           "program.json, calls.pkl beside the notebook (attacks.FILES)")
+    out["fifo_at_exit"] = (_with(ref, _FIFO_AT_EXIT), "full",
+                           "correct answers; at exit its result files become FIFOs "
+                           "(blocked the grader forever before)")
+    out["symlink_at_exit"] = (_with(ref, _SYMLINK_AT_EXIT.format(**fill)), "full",
+                              "correct answers; at exit its result files become symlinks to "
+                              "/etc/shadow, /dev/zero, the gradebook")
+    out["forged_done"] = (_with(ref, _FORGED_DONE), "stopped",
+                          "correct cells, then writes {\"done\": true} everywhere and os._exit(0)")
+    out["disk_fill"] = (_with(ref, _DISK_FILL), "full",
+                        "correct answers; writes 60 MB files until the disk is full")
+    out["memory_swarm"] = (_with(blank, _MEMORY_SWARM), "zero",
+                           "60 processes of 110 MB each (each under the per-process limit)")
+    give_up = "\n".join(f"    def {name}(*args, **kwargs):\n        return None"
+                        for name, _ in _functions(source_nb))
+    out["read_calls"] = (_with(ref, _READ_CALLS.format(zeros=give_up)), "full",
+                         "correct answers; a cell looks for the hidden inputs (files, the "
+                         "runner's memory, its pipes) and, if found, raises them and replaces "
+                         "every answer by None: full marks mean it found nothing")
+    out.update(_honest_types(release_nb, source_nb, ref))
     if assignment in LIBRARY_CALLS:
         out["library_call"] = (_with(blank, LIBRARY_CALLS[assignment]), "zero",
                                "each answer is one call of the library routine that solves it")
+    if assignment in LIBRARY_ROUTES:
+        out["library_route"] = (_with(blank, LIBRARY_ROUTES[assignment]), "zero",
+                                "answers from another library routine that computes them")
     return out

@@ -14,8 +14,10 @@ committed notebook is out of date). Every assignment is a list of cells:
 
 Tests call the student's function through :func:`mbcourse.grading.check_call` (a raising or
 endless function becomes a sentence, not a traceback) and compare with
-:func:`mbcourse.grading.check`. Hidden tests use fixed parameters and seeds that differ from
-the visible ones and take their expected values from the library. Visible expected values
+:func:`mbcourse.grading.check`. Hidden tests use parameters and seeds that differ from the
+visible ones and take their expected values from the library; every seed written in a hidden
+block becomes a per-term one (:func:`per_term`: ``default_rng(N)`` -> ``hidden_rng(N)``,
+``seed=N`` -> ``seed=hidden_seed(N)``, drawn from the instructor's ``SEED``). Visible expected values
 are literals computed here from the library when the notebooks are written.
 """
 
@@ -56,7 +58,41 @@ def given(grade_id, code):
 
 def task(grade_id, points, statement, solution, tests):
     return ("task", grade_id, points, textwrap.dedent(statement).strip(),
-            textwrap.dedent(solution).strip(), textwrap.dedent(tests).strip())
+            textwrap.dedent(solution).strip(), per_term(textwrap.dedent(tests).strip()))
+
+
+#: How the hidden tests' seeds become per-term seeds (:func:`per_term`): a fixed seed ``N``
+#: written in a hidden block is the stream number of ``mbcourse.grading.hidden_seed(N)`` =
+#: ``[N, term seed]``, so ``make grade ... SEED=...`` draws other inputs every term.
+PER_TERM = [
+    (r"np\.random\.default_rng\((\d+)\)", r"hidden_rng(\1)"),
+    (r"\bseed=(\d+)(?=[,)])", r"seed=hidden_seed(\1)"),
+    (r"\b(branched_tree|slider_arm)\((\d+)\)", r"\1(hidden_seed(\2))"),
+    (r"\brandom_arm\((\d+), (\d+)\)", r"random_arm(\1, hidden_seed(\2))"),
+    (r"\brandom_cloud\((\w+), (\w+)\)", r"random_cloud(\1, hidden_seed(\2))"),
+]
+_HIDDEN_BLOCK = re.compile(r"(### BEGIN HIDDEN TESTS[^\n]*\n)(.*?)(### END HIDDEN TESTS)", re.S)
+
+
+def per_term(tests):
+    """A test cell's text with the hidden tests' fixed seeds replaced by per-term ones.
+
+    Inside ``### BEGIN/END HIDDEN TESTS`` every seed goes through
+    :func:`mbcourse.grading.hidden_seed` (rules: :data:`PER_TERM`), and the block imports it
+    first; the visible tests (released to students) are unchanged. A literal
+    ``default_rng(<number>)`` left in a hidden block is an error.
+    """
+    def hide(m):
+        body = m.group(2)
+        for pattern, repl in PER_TERM:
+            body = re.sub(pattern, repl, body)
+        if re.search(r"default_rng\(\s*\d", body):
+            raise ValueError(f"a hidden test keeps a fixed seed: {body[:200]}")
+        indent = re.match(r"[ \t]*", body).group(0)
+        return (m.group(1) + f"{indent}from mbcourse.grading import hidden_rng, hidden_seed\n"
+                + body + m.group(3))
+
+    return _HIDDEN_BLOCK.sub(hide, tests)
 
 
 SETUP = given("setup", f"""
@@ -374,7 +410,7 @@ CH2 = [
     ### BEGIN HIDDEN TESTS
     from mbcourse.cartesian.solvers import solve_dense
     model = mb.models.crank_slider(r=0.12, l=0.35, m_crank=0.4, m_rod=1.1, m_slider=1.7)
-    for theta, omega in [(0.7, 1.5), (2.9, -3.0)]:
+    for theta, omega in hidden_rng(2).uniform([-np.pi, -3.0], [np.pi, 3.0], size=(2, 2)):
         q, qd = mb.models.crank_slider_state(model, theta, omega)
         eq = mb.cartesian.equations(model, q, qd)
         ddX, lam = solve_dense(model, eq)
@@ -1514,7 +1550,8 @@ IMPLEMENT = {
     "ch1_graphs": ["mbcourse.graph.incidence_matrix", "mbcourse.graph.path_matrix",
                    "mbcourse.graph.predecessor", "mbcourse.graph.predecessors"],
     "ch2_cartesian": ["mbcourse.cartesian.constraints.point_plane",
-                      "mbcourse.cartesian.solvers.solve_dense"],
+                      "mbcourse.cartesian.solvers.solve_dense",
+                      "mbcourse.loops._kkt"],   # another module's KKT solver: no call links it
     "ch3_tree": ["mbcourse.tree.barycentre.d_vectors", "mbcourse.tree.barycentre.barycentre_vectors",
                  "mbcourse.tree.barycentre.augmented_inertias"],
     "ch4_recursion": [],
@@ -1538,8 +1575,10 @@ def implement_note(routines):
                       for r in routines)
     return md(f"""
     **What you build yourself.** While your notebook is graded, these library routines are
-    not available (calling them raises an error that says so): {names}. The rest of
-    `mbcourse` is, and the test cells use the library to check you.
+    not available (calling them raises an error that says so): {names}, nor are the
+    library's other routines that compute the same quantities (the grader finds them from
+    the tests and the library's code). The rest of `mbcourse` is, and the test cells use the
+    library to check you.
     """)
 
 

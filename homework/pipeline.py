@@ -128,7 +128,8 @@ def run(out, cell_timeout=None, feedback=True, attack_assignments=("ch1_graphs",
     if cell_timeout is not None:
         grader.CELL_SECONDS = int(cell_timeout)
     # Shorter limits than a course's (grader.py): the faults and attacks that never stop
-    # cost this much each, and the synthetic honest work needs about a second.
+    # cost this much each, and the synthetic honest work needs about a second. (A course's
+    # whole-run limit is derived from the cells and calls; WALL_SECONDS fixes it instead.)
     grader.WALL_SECONDS, grader.CALL_SECONDS = 30, 3
 
     from nbgrader.apps import NbGraderAPI
@@ -166,7 +167,8 @@ def run(out, cell_timeout=None, feedback=True, attack_assignments=("ch1_graphs",
 
     def grade(a):
         t = time.perf_counter()
-        got = grader.grade_assignment(out, a, list(STUDENTS), jobs=len(STUDENTS), mode=mode)
+        got = grader.grade_assignment(out, a, list(STUDENTS), jobs=len(STUDENTS), mode=mode,
+                                      unsandboxed=mode != "bwrap")   # our own submissions
         return a, got, time.perf_counter() - t
 
     # most of a faulty run is waiting for a time limit: several assignments at once
@@ -204,7 +206,7 @@ def run(out, cell_timeout=None, feedback=True, attack_assignments=("ch1_graphs",
         rel, src = _read(out / "release" / a / f"{a}.ipynb"), _read(out / "source" / a / f"{a}.ipynb")
         built = attacks.build(a, rel, src, out)
         if a not in attack_assignments:
-            built = {k: v for k, v in built.items() if k == "library_call"}
+            built = {k: v for k, v in built.items() if k in ("library_call", "library_route")}
         if not built:
             continue
         honest = faulty.reference(rel, src)
@@ -214,6 +216,8 @@ def run(out, cell_timeout=None, feedback=True, attack_assignments=("ch1_graphs",
                                             "grades-", ".jupyter", ".ipython"))
         for name, (nb, _, _) in built.items():
             _submit(out, f"attack_{name}", a, nb)
+            for fname, data in getattr(attacks, "FILES", {}).get(name, {}).items():
+                (out / "submitted" / f"attack_{name}" / a / fname).write_bytes(data)
         t = time.perf_counter()
         graded = grader.grade_assignment(out, a, [f"attack_{n}" for n in built], jobs=4,
                                          mode=mode)
@@ -246,7 +250,8 @@ def run(out, cell_timeout=None, feedback=True, attack_assignments=("ch1_graphs",
     grades_csv = out / "grades.csv"
     with open(grades_csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["student", "assignment", "score", "max_score",
-                                          "status", "seconds"])
+                                          "status", "seconds", "late", "note"],
+                           extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
 

@@ -30,7 +30,73 @@ import threading
 
 import numpy as np
 
-__all__ = ["GradingFailure", "check", "check_call", "cell_metadata", "notebook_cell"]
+__all__ = ["GradingFailure", "check", "check_call", "cell_metadata", "notebook_cell",
+           "hidden_rng", "hidden_seed", "term_seed", "TERM_SEED_VARIABLE", "DEFAULT_TERM_SEED"]
+
+#: The environment variable holding the term's seed (``make grade ... SEED=...`` sets it).
+TERM_SEED_VARIABLE = "MBCOURSE_TERM_SEED"
+#: The seed used when the instructor gives none (the grader says so in its log).
+DEFAULT_TERM_SEED = 0
+
+
+def term_seed():
+    """The term's seed: the integer in ``$MBCOURSE_TERM_SEED``, else :data:`DEFAULT_TERM_SEED`.
+
+    Hidden tests draw their inputs from it (:func:`hidden_rng`), so that inputs change from
+    term to term when the instructor sets a new seed (``make grade ... SEED=20261``). The
+    reference run and the scoring happen in the grader's own process and read the same value;
+    the student's sandbox never sees it.
+
+    >>> import os
+    >>> os.environ.pop(TERM_SEED_VARIABLE, None) and None
+    >>> term_seed() == DEFAULT_TERM_SEED
+    True
+    """
+    import os
+
+    text = os.environ.get(TERM_SEED_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_TERM_SEED
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise ValueError(f"{TERM_SEED_VARIABLE}={text!r}: the term seed must be a "
+                         "non-negative integer (e.g. SEED=20261)") from None
+    if value < 0:
+        raise ValueError(f"{TERM_SEED_VARIABLE}={text!r}: the term seed must be non-negative")
+    return value
+
+
+def hidden_seed(k):
+    """The seed ``[k, term_seed()]`` of the ``k``-th random draw of the hidden tests.
+
+    Anything that accepts a NumPy seed takes it (``np.random.default_rng(hidden_seed(3))``,
+    a helper's ``seed=`` argument). Different ``k`` give independent streams.
+
+    >>> import os
+    >>> os.environ[TERM_SEED_VARIABLE] = "7"
+    >>> hidden_seed(3)
+    [3, 7]
+    >>> del os.environ[TERM_SEED_VARIABLE]
+    """
+    return [int(k), term_seed()]
+
+
+def hidden_rng(k):
+    """``np.random.default_rng(hidden_seed(k))``: the random generator of hidden test ``k``.
+
+    Hidden tests (between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``) draw their
+    inputs from it instead of a fixed seed, so a new term seed gives new inputs.
+
+    >>> import os
+    >>> os.environ[TERM_SEED_VARIABLE] = "1"
+    >>> a = hidden_rng(5).normal()
+    >>> os.environ[TERM_SEED_VARIABLE] = "2"
+    >>> bool(a != hidden_rng(5).normal())
+    True
+    >>> del os.environ[TERM_SEED_VARIABLE]
+    """
+    return np.random.default_rng(hidden_seed(k))
 
 
 class GradingFailure(AssertionError):
@@ -60,6 +126,9 @@ def _as_array(name, value, expected):
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
+        if type(value).__name__ == "Unreadable":    # homework/grader.py's stand-in for an object
+            raise GradingFailure(f"`{name}` cannot be read as numbers (what you returned: "
+                                 f"{value!r:.200}); expected {_describe(expected)}.") from None
         raise GradingFailure(
             f"`{name}` is a {type(value).__name__} that cannot be read as numbers; expected "
             f"{_describe(expected)}."

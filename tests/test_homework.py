@@ -39,14 +39,14 @@ SOLUTION_SNIPPETS = {
     "ch8_accuracy": "np.cross(a[:, min(k, l)], b[:, max(k, l)])",
 }
 HIDDEN_SNIPPETS = {
-    "ch1_graphs": "random_tree(9, seed=101)",
-    "ch2_cartesian": "np.random.default_rng(2024)",
-    "ch3_tree": "branched_tree(21), branched_tree(22)",
-    "ch4_recursion": "np.random.default_rng(9090)",
-    "ch5_inertial": "np.random.default_rng(77)",
-    "ch6_loops": "np.random.default_rng(636)",
-    "ch7_energy": "np.random.default_rng(737)",
-    "ch8_accuracy": "np.random.default_rng(828)",
+    "ch1_graphs": "random_tree(9, seed=hidden_seed(101))",
+    "ch2_cartesian": "rng = hidden_rng(2024)",
+    "ch3_tree": "branched_tree(hidden_seed(21)), branched_tree(hidden_seed(22))",
+    "ch4_recursion": "rng = hidden_rng(9090)",
+    "ch5_inertial": "rng = hidden_rng(77)",
+    "ch6_loops": "rng = hidden_rng(636)",
+    "ch7_energy": "rng = hidden_rng(737)",
+    "ch8_accuracy": "rng = hidden_rng(828)",
 }
 
 
@@ -102,7 +102,16 @@ ATTACKS = {"patch_grader": "zero", "patch_numpy": "zero", "swallow_tests": "zero
            "read_solutions": "zero", "gradebook": "zero", "destroy": "zero",
            "forge_answers": "zero", "noisy_correct": "full", "memory_hog": "full",
            "ignore_signals_loop": "stopped", "os_exit": "stopped", "fork_bomb": "zero",
-           "delete_tests": "zero", "strip_metadata": "zero", "library_call": "zero"}
+           "delete_tests": "zero", "strip_metadata": "zero", "library_call": "zero",
+           # honest answers in other types; a duplicated cell counts by its last copy
+           "answer_matrix": "full", "answer_sympy": "full", "answer_namedtuple": "full",
+           "duplicated_cell": "full",
+           # one student never stops the run nor costs a classmate
+           "metadata_string": "zero", "pycache_file": "full", "fifo_at_exit": "full",
+           "symlink_at_exit": "full", "forged_done": "stopped",
+           "disk_fill": "full",           # only the attacker's own tmpfs fills
+           "memory_swarm": "zero",        # the cgroup limits the attacker's run only
+           "read_calls": "full"}          # full marks = the cell found no hidden input
 
 
 def test_attacks(course):
@@ -114,6 +123,7 @@ def test_attacks(course):
     assert {k: v["expected"] for k, v in got.items()} == ATTACKS
     assert all(v["ok"] for v in got.values()), got
     assert summary["attacks"]["ch5_inertial"]["library_call"]["ok"]
+    assert all(summary["attacks"][a]["library_route"]["ok"] for a in ("ch3_tree", "ch7_energy"))
     rows = {(r["assignment"], r["student"]): r for r in _rows(out)}
     for a in ("ch1_graphs", "ch5_inertial"):
         for who in ("honest_before", "honest_after"):
@@ -126,8 +136,14 @@ def test_attacks(course):
     assert "no points lost" in page and "RuntimeWarning" in page
     page = (fb / "attack_delete_tests" / "ch1_graphs" / "ch1_graphs.html").read_text()
     assert "was missing from your notebook; the assignment" in page
+    page = (fb / "attack_duplicated_cell" / "ch1_graphs" / "ch1_graphs.html").read_text()
+    assert "2 copies of the answer cell `incidence_solution`; the last one was graded" in page
     page = (fb / "attack_ignore_signals_loop" / "ch1_graphs" / "ch1_graphs.html").read_text()
     assert "did not run to the end: stopped after 30 s" in page
+    page = (fb / "attack_read_calls" / "ch1_graphs" / "ch1_graphs.html").read_text()
+    assert "the hidden inputs" not in page          # the spying cell found nothing to raise
+    page = (fb / "attack_forged_done" / "ch1_graphs" / "ch1_graphs.html").read_text()
+    assert "did not run to the end" in page
     for a in ASSIGNMENTS:   # the course survived the destroy attack
         assert (out / "source" / a / f"{a}.ipynb").exists()
         assert (out / "release" / a / f"{a}.ipynb").exists()
