@@ -30,7 +30,7 @@ help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
 	@echo "make test   run unit, property, cross-formulation and doctests, and nbval on every notebook"
 	@echo "make pdf    the whole book as one PDF, _build/pdf/book.pdf (LaTeX; installs Debian TeX if missing)"
-	@echo "make grade ASSIGNMENT=ch1_graphs [COURSE=dir] [JOBS=2] [DEADLINE=...]  grade every submission, sandboxed"
+	@echo "make grade ASSIGNMENT=ch1_graphs [COURSE=dir] [JOBS=2] [DEADLINE=...] [SEED=...] [UNSANDBOXED=1]  grade every submission, sandboxed"
 	@echo "make homework  release + autograde the nbgrader homework into _build/homework (grades.csv)"
 	@echo "make clean  remove build products (keeps .venv)"
 	@echo "make bench  forward-dynamics timings vs Pinocchio and modern_robotics (< 15 min; not in make test)"
@@ -137,8 +137,9 @@ robots-reference: $(STAMP)
 
 # Homework (README.md, "For instructors: homework"): nbgrader
 # releases every assignment into _build/homework/release/, autogrades three synthetic
-# submissions (reference, blank, faulty), exports _build/homework/grades.csv and fails
-# unless reference = full marks and blank = faulty = 0.
+# submissions (reference, blank, faulty) and every attack of homework/attacks.py between
+# honest submissions, exports _build/homework/grades.csv and fails unless reference = full
+# marks, blank = faulty = 0 and each attack gets what it should.
 homework: $(STAMP) sandbox
 	$(BIN)/python homework/pipeline.py
 

@@ -8,18 +8,24 @@ unavailable while a submission runs. The list is generated, not written by hand:
 
 1. **Roots**: the ``mbcourse`` routines the source's *test* cells use to compute their
    references (a static reading of the cells: ``mb.x.f``, ``from mbcourse.x import f``,
-   aliases ``M = mb.x.C``, methods called on objects, attribute chains).
+   aliases ``M = mb.x.C``, methods called on objects, attribute chains), and their
+   *siblings*: the routines the project's own tests (``tests/``) compare with a root,
+   repeated until nothing new turns up (``decompose_tree`` beside ``decompose_numeric``).
 2. **Call graph**: every routine a root uses inside ``mbcourse``, transitively, from a static
    call graph of the package (AST; ``self.m`` resolves to the class and its bases; a method
    called on an object of unknown type resolves to every package method of that name, unless
-   the name is also a method of a builtin or NumPy type such as ``copy`` or ``sum``).
+   the name is also a method of a builtin or NumPy type such as ``copy`` or ``sum``),
+   restricted to the modules of the routines the roots name.
 3. **Kept** (the rule that leaves students the library's general infrastructure): a routine
    stays available when it is reached from what the student is *given or expected to use*:
    the read-only cells and the reference solution cells of the source, the package's own
    import-time code, the modules listed in :data:`INFRASTRUCTURE` (building models and their
-   graphs, states, spatial algebra, errors, plotting, the grading helpers), and every dunder
-   method. Blocked = reached from the roots and not reached from what is kept, so the
-   reference solution never needs a blocked routine and building a model never fails.
+   graphs, states, spatial algebra, errors, plotting, the grading helpers), every dunder
+   method, properties, and routines named ``draw*``, ``plot*``, ``show*``. Reached from the
+   roots and not from what is kept: *blocked* (the body raises). Reached from both:
+   *guarded* (``guarded:`` entries: the body stays, behind a check that raises unless the
+   caller is the library's own code other than ``mbcourse.grading``), so the reference
+   solution never needs a blocked routine and building a model never fails.
 4. The assignment's explicit list (``metadata.mbcourse.implement``) is added, whatever 3 says.
 
 What this cannot stop: a student who copies the library's source text into a cell. See the

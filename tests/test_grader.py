@@ -639,6 +639,26 @@ def test_red_team_routes_raise_in_the_sandbox(tmp_path, a):
         p = run("C = mb.tree.barycentre.hinge_vectors(mb.models.spatial_manipulator())\n"
                 "assert np.asarray(C).ndim == 3")
         assert p.returncode == 0, p.stderr[-2000:]
+        # mbcourse.grading.check_call calls whatever it is handed: not a way round the guard
+        p = run("mb.grading.check_call('x', mb.tree.barycentre.barycentres_from_d, "
+                "np.zeros((2, 2, 3)), np.ones(2))")
+        assert p.returncode == 1 and "asks you to build this yourself" in p.stderr, \
+            p.stderr[-2000:]
+
+
+def test_reference_run_marks_the_hidden_calls_and_they_are_sent_last():
+    """Each recorded call knows whether it comes from a hidden block; the sandbox gets every
+    visible call before any hidden one, so a function that saved a hidden input cannot raise
+    it in a visible test's (detailed) message."""
+    calls, _ = grader.reference_run(_hw("ch1_graphs"), "ch1_graphs")
+    flags = [c["hidden"] for c in calls]
+    assert True in flags and False in flags
+    first_hidden = flags.index(True)
+    assert flags[first_hidden:].count(False) > 0           # notebook order interleaves them
+    ordered = sorted(calls, key=lambda c: bool(c.get("hidden")))
+    flags = [c["hidden"] for c in ordered]
+    assert flags == sorted(flags)                          # all visible calls first
+    assert {c["key"] for c in ordered} == {c["key"] for c in calls}
 
 
 def _ch1_answers(calls, hidden_mode):
@@ -750,6 +770,45 @@ def test_hidden_inputs_never_reach_the_feedback(tmp_path):
         assert "hidden test" in page
         leaked = [s for s in secrets if s in page]
         assert not leaked, (who, leaked)
+
+
+@needs_bwrap
+def test_hidden_inputs_saved_by_one_function_do_not_leak_through_another(tmp_path):
+    """A student whose `incidence` keeps every input it sees and whose `path` raises them in
+    its message: the visible tests' calls all come before the hidden ones, so the visible
+    `path` message holds visible inputs only, and the hidden messages hold no message."""
+    course = tmp_path / "course"
+    src = _hw("ch1_graphs")
+    (course / "source" / "ch1_graphs").mkdir(parents=True)
+    (course / "source" / "ch1_graphs" / "ch1_graphs.ipynb").write_text(json.dumps(src))
+    nb = json.loads(json.dumps(src))
+    twist = {"def incidence(i_plus, i_minus):": "SEEN.append([int(x) for x in i_plus])",
+             "def path(i_plus, i_minus):": "raise ValueError(repr(SEEN))"}
+    for c in nb["cells"]:
+        text = "".join(c["source"])
+        for fn, act in twist.items():
+            if fn in text and c["metadata"].get("nbgrader", {}).get("solution"):
+                head, _, body = text.partition(fn)
+                doc, nl, rest = body.partition("\n")
+                c["source"] = (head + "SEEN = globals().get('SEEN', [])\n" + fn + nl + "    "
+                               + act + "\n    " + rest.lstrip(" "))
+    folder = course / "submitted" / "hoarder" / "ch1_graphs"
+    folder.mkdir(parents=True)
+    (folder / "ch1_graphs.ipynb").write_text(json.dumps(nb))
+    rows = {r["student"]: r for r in grader.grade_assignment(course, "ch1_graphs",
+                                                             log=lambda *a: None)}
+    assert rows["hoarder"]["status"] == "graded", rows["hoarder"]
+    page = (course / "feedback" / "hoarder" / "ch1_graphs" / "ch1_graphs.html").read_text()
+    assert "raised ValueError: [" in page                  # the visible message is shown
+    calls, _ = grader.reference_run(src, "ch1_graphs")
+    hidden = {repr([int(x) for x in c["args"][0]]) for c in calls
+              if c["name"] == "incidence" and c["hidden"]}
+    visible = {repr([int(x) for x in c["args"][0]]) for c in calls
+               if c["name"] == "incidence" and not c["hidden"]}
+    assert hidden and not hidden & visible
+    assert any(t in page for t in visible)                 # what it saw before: shown
+    leaked = [t for t in hidden if t in page]
+    assert not leaked, leaked
 
 
 @needs_bwrap
