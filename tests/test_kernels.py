@@ -255,14 +255,14 @@ def test_kernels_name_the_joint_kinds():
 
 def test_cached_machine_code_is_dropped_when_any_kernel_source_changes(tmp_path):
     """numba keys a cached function on its own file only; the kernels' cache is tied to all
-    their sources (a stamp of their SHA-256), so a kernel never runs a changed callee's old
+    their sources (a stamp of their fingerprint), so a kernel never runs a changed callee's old
     code from the cache."""
     from mbcourse.kernels import _drop_stale_machine_code as drop
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "b.py").write_text("y = 2\n")
     drop(tmp_path)                                      # a fresh folder: the stamp only
     cache = tmp_path / "__pycache__"
-    stamp = (cache / "kernel-sources.sha256").read_text()
+    stamp = (cache / "kernel-sources.txt").read_text()
     code = [cache / "a.f-1.py311.nbi", cache / "a.f-1.py311.1.nbc", cache / "a.pyc"]
     for f in code:
         f.write_text("machine code")
@@ -271,4 +271,4 @@ def test_cached_machine_code_is_dropped_when_any_kernel_source_changes(tmp_path)
     (tmp_path / "b.py").write_text("y = 3\n")           # another module changed: dropped
     drop(tmp_path)
     assert [f.exists() for f in code] == [False, False, True]
-    assert (cache / "kernel-sources.sha256").read_text() not in ("", stamp)
+    assert (cache / "kernel-sources.txt").read_text() not in ("", stamp)

@@ -162,7 +162,8 @@ def test_missing_site_directory(tmp_path):
 
 @pytest.fixture(scope="module")
 def animation_html():
-    matplotlib = pytest.importorskip("matplotlib")
+    import matplotlib                     # a dependency of mbcourse: never skipped
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.animation import FuncAnimation

@@ -46,8 +46,8 @@ Joint kinds: :data:`REVOLUTE`, :data:`PRISMATIC`, :data:`WELD` (a fixed joint).
 
 from __future__ import annotations
 
-import hashlib
 import math
+import zlib
 import pathlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, NamedTuple
@@ -60,12 +60,13 @@ def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
     """numba's ``cache=True`` keys a function's machine code on its own source file only, so
     a kernel that calls one from another module (chapter 6's calls chapter 3's and chapter
     2's) would keep the callee's old code after that module changed. The cache beside the
-    kernels is therefore tied to all their sources at once: a SHA-256 of them is stamped in
-    it, and its machine code is dropped when they differ. (A read-only installation is never
+    kernels is therefore tied to all their sources at once: a fingerprint of them (each file's
+    CRC-32 and size) is stamped in it, and its machine code is dropped when they differ. (A read-only installation is never
     edited, and numba then caches in its own user directory.)"""
-    sources = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.glob("*.py"))))
-    cache, want = folder / "__pycache__", sources.hexdigest()
-    stamp = cache / "kernel-sources.sha256"
+    sources = [(p.name, p.read_bytes()) for p in sorted(folder.glob("*.py"))]
+    want = " ".join(f"{name}:{zlib.crc32(text):08x}:{len(text)}" for name, text in sources)
+    cache = folder / "__pycache__"
+    stamp = cache / "kernel-sources.txt"
     try:
         if stamp.read_text() == want:
             return
