@@ -43,6 +43,7 @@ array([7.])
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,13 +53,50 @@ from .spatial import (axis_angle, cross, is_rotation, matrix_to_quat, quat_rate_
 
 __all__ = ["Joint", "Revolute", "Prismatic", "Screw", "Cylindrical", "Universal", "Spherical",
            "Free", "Fixed", "JOINT_KINDS", "QUATERNION_TOL", "perpendicular_basis", "as_array",
-           "joint_parameters"]
+           "joint_parameters", "Motion", "PARENT", "FIRST_TURN", "CHILD"]
 
 _EYE = np.eye(3)
+_ZERO3 = np.zeros(3)
+_ZERO3.flags.writeable = False
+_EYE.flags.writeable = False
 
 #: A quaternion of a spherical or free joint whose norm differs from 1 by at most this is
 #: renormalized at every public entry; a larger deviation (or a zero quaternion) is refused.
 QUATERNION_TOL = 1e-3
+
+
+#: Frames a speed's axis vectors are fixed in (:class:`Motion`): the parent, the frame after
+#: the joint's first turn, the child (``R_a``).
+PARENT, FIRST_TURN, CHILD = 0, 1, 2
+
+
+class Motion(NamedTuple):
+    """A joint's own motion as data, the form the compiled kernels read (no switch per kind).
+
+    ``R_a(q) = rot(turns[0]) rot(turns[1]) quat(q[quaternion:quaternion + 4]) orientation``
+    (absent factors are the identity), ``z_a(q) = sum(vector q[index] for vector, index in
+    slides)``, and speed ``j`` has the axis vectors ``p_j = F_j p`` and ``k_j = F_j k``
+    (3.101), (3.104) with ``(frame, p, k) = speeds[j]`` and ``F_j`` the rotation of that
+    frame relative to the parent (:data:`PARENT` E, :data:`FIRST_TURN` ``rot(turns[0])``,
+    :data:`CHILD` ``R_a``). The frames turn relative to the parent with ``0``, the first
+    turn's ``axis qd[speed]`` and ``Omega_a``; that rate crossed with ``p_j`` (``k_j``)
+    is the local derivative of the column, so ``w_a = sum_j (W_j x p_j) qd_j`` (3.106) and
+    ``s_a = sum_j (W_j x k_j) qd_j`` (3.102).
+
+    Attributes
+    ----------
+    turns : tuple of (axis, q index, speed index)
+        Rotations about axes fixed in the frame before them, by an angle ``q[q index]``
+        whose rate is ``qd[speed index]`` (the joint's own indices).
+    quaternion : int
+        Where a unit quaternion ``(w, x, y, z)`` starts in the joint's ``q``, or -1.
+    slides : tuple of (vector, q index)
+    speeds : tuple of (frame, p, k), one per speed
+    """
+    turns: tuple = ()
+    quaternion: int = -1
+    slides: tuple = ()
+    speeds: tuple = ()
 
 
 # ----------------------------------------------------------------- validation
@@ -336,6 +374,22 @@ class Joint(Part):
         ``z_a = 0``; otherwise ``None``."""
         return None
 
+    def motion(self):
+        """The joint's own motion as data (:class:`Motion`), what the compiled kernels read:
+        ``rotation``, ``z``, ``p``, ``k`` and ``bias`` follow from it (tests check they agree
+        with the methods above). A fixed joint has none.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.Model()
+        >>> _ = m.add_body("b", 1.0, [1, 1, 1])
+        >>> j = m.add_joint("s", "cylindrical", "ground", "b", axis=(0, 0, 1))
+        >>> [(frame, p.tolist(), k.tolist()) for frame, p, k in j.motion().speeds]
+        [(0, [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]), (0, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0])]
+        """
+        return Motion()
+
     @property
     def elementary_motion(self):
         """``("rotation", axis)`` or ``("translation", axis)`` (parent axes) when the joint's
@@ -532,6 +586,10 @@ class Revolute(_AxisJoint):
         return sym_axis_angle(axis, q[0]), sp.zeros(3, 1), P
 
 
+    def motion(self):
+        return Motion(turns=((self.axis, 0, 0),), speeds=((PARENT, self.axis, _ZERO3),))
+
+
 class Prismatic(_AxisJoint):
     """A translation along ``axis``: ``z = axis q``."""
 
@@ -567,6 +625,10 @@ class Prismatic(_AxisJoint):
         import sympy as sp
 
         return sp.eye(3), _sym_vec(self.axis) * q[0], sp.zeros(3, 1)
+
+
+    def motion(self):
+        return Motion(slides=((self.axis, 0),), speeds=((PARENT, _ZERO3, self.axis),))
 
 
 class Screw(_AxisJoint):
@@ -619,6 +681,12 @@ class Screw(_AxisJoint):
         return sym_axis_angle(axis, q[0]), axis * lead * q[0] / (2 * sp.pi), P
 
 
+    def motion(self):
+        lead = self.axis * self.pitch
+        return Motion(turns=((self.axis, 0, 0),), slides=((lead, 0),),
+                      speeds=((PARENT, self.axis, lead),))
+
+
 class Cylindrical(_AxisJoint):
     """Rotation ``q[0]`` about and translation ``q[1]`` along the same ``axis``."""
 
@@ -653,6 +721,11 @@ class Cylindrical(_AxisJoint):
         P = sp.zeros(3, 2)
         P[:, 0] = axis
         return sym_axis_angle(axis, q[0]), axis * q[1], P
+
+
+    def motion(self):
+        return Motion(turns=((self.axis, 0, 0),), slides=((self.axis, 1),),
+                      speeds=((PARENT, self.axis, _ZERO3), (PARENT, _ZERO3, self.axis)))
 
 
 class Universal(Joint):
@@ -711,6 +784,12 @@ class Universal(Joint):
         return R1 * sym_axis_angle(a2, q[1]), sp.zeros(3, 1), P
 
 
+    def motion(self):
+        a1, a2 = self.axes
+        return Motion(turns=((a1, 0, 0), (a2, 1, 1)),
+                      speeds=((PARENT, a1, _ZERO3), (FIRST_TURN, a2, _ZERO3)))
+
+
 class Spherical(Joint):
     """Ball joint: a unit quaternion ``(w, x, y, z)``; speeds = relative angular
     velocity in child axes (so ``p = R_a``)."""
@@ -754,6 +833,11 @@ class Spherical(Joint):
         raise ModelError(f"joint {self.name!r} ({self.kind}): its speeds are angular velocities, "
                          "not coordinate rates; symbolic equations need revolute, prismatic, "
                          "screw, cylindrical, universal or fixed joints")
+
+
+    def motion(self):
+        # speeds: the relative angular velocity in the child's axes, so p = R_a
+        return Motion(quaternion=0, speeds=tuple((CHILD, e, _ZERO3) for e in _EYE))
 
 
 class Free(Joint):
@@ -808,6 +892,13 @@ class Free(Joint):
         return np.concatenate([np.asarray(z, dtype=float), quat], axis=-1)
 
     sympy_form = Spherical.sympy_form
+
+
+    def motion(self):
+        # z = the first three coordinates in parent axes (k = E), then the quaternion
+        return Motion(quaternion=3, slides=tuple((e, i) for i, e in enumerate(_EYE)),
+                      speeds=tuple((PARENT, _ZERO3, e) for e in _EYE)
+                      + tuple((CHILD, e, _ZERO3) for e in _EYE))
 
 
 class Fixed(Joint):

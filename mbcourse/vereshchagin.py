@@ -86,8 +86,9 @@ class RecursionData:
         kinematic quantities the force evaluation receives.
     kernel : tuple or None
         The packed constants of the compiled recursion (:mod:`mbcourse.kernels`) when it
-        applies: revolute, prismatic and fixed joints, gravity and the given ``tau`` as the
-        only forces, a fixed base. ``None`` otherwise (the NumPy recursion runs).
+        applies: joints pointing away from the base (every kind), gravity, constant loads,
+        joint springs and the given ``tau`` as the only forces, a fixed base. ``None``
+        otherwise (the NumPy recursion runs).
     """
 
     joints: tuple
@@ -465,8 +466,9 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
         Time (loads, base motion).
     compiled : bool, optional
         ``None`` (default): the compiled recursion (:mod:`mbcourse.kernels`) when it
-        applies (revolute, prismatic and fixed joints, gravity only, a fixed base; float64
-        arrays of shape (nq,) or (B, nq)), the NumPy recursion otherwise. ``False``: always
+        applies (:func:`mbcourse.kernels.model_data`: every joint kind, gravity, constant
+        loads and joint springs, a fixed base; float64 arrays of shape (nq,) or (B, nq)),
+        the NumPy recursion otherwise. ``False``: always
         the NumPy recursion. ``True``: refuse (``ModelError``) a model the kernel cannot run.
 
     Returns

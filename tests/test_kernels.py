@@ -98,7 +98,7 @@ def test_forward_dynamics_composite_refuses_what_it_cannot_run():
     model = _kernel_model(np.random.default_rng(3), 3)
     with pytest.raises(mb.ShapeError, match=r"qd\[1\]"):
         mb.tree.forward_dynamics_composite(model, np.zeros(3), np.array([0.0, np.nan, 0.0]))
-    model.add_force("b1", force=(1.0, 0.0, 0.0))
+    model.add_force("b1", force=lambda t, q, qd: (1.0, 0.0, 0.0))     # a callable load
     with pytest.raises(mb.ModelError, match="forward_dynamics_composite: the compiled "
                                             "composite-body tree equations need"):
         mb.tree.forward_dynamics_composite(model, np.zeros(3), np.zeros(3))
@@ -178,9 +178,11 @@ def test_route_checks_the_inputs_once_and_only_when_needed():
 
 def test_route_refuses_with_the_kernels_reason_and_falls_back():
     model = _kernel_model(np.random.default_rng(5), 2)
-    model.add_force("b1", force=(1.0, 0.0, 0.0))
+    model.add_spring("tether", "ground", "b1", stiffness=5.0, rest_length=0.5)
     q = np.zeros(2)
-    with pytest.raises(mb.ModelError, match=r"^mb\.x: the compiled recursion needs revolute"):
+    with pytest.raises(mb.ModelError,
+                       match=r"^mb\.x: the compiled recursion needs joints pointing away from "
+                             r"the base, gravity, constant loads and joint springs"):
         kernels.route(model, "vereshchagin", q, q, None, 0.0, what="mb.x",
                       check=lambda: model.check_state(q, q), compiled=True)
     assert kernels.route(model, "vereshchagin", q, q, None, 0.0, what="mb.x",

@@ -34,14 +34,28 @@ the packed constants, ``(ints, geo, body)`` of :func:`model_data` for a tree (se
 
     from . import register
     register("tree", tree_forward,
-             refusal="the compiled tree equations need revolute, prismatic and fixed ...")
+             refusal="the compiled tree equations need ...", general=True)
 
 and import the module at the bottom of this file. A formulation then calls
 ``out, state = route(model, "tree", q, qd, tau, t, what="mb.tree.forward_dynamics",
 check=lambda: model.check_state(q, qd, tau, t=t), compiled=compiled)``, returns ``out``
 when it is not None and otherwise runs its NumPy version on ``state`` (checked once).
 
-Joint kinds: :data:`REVOLUTE`, :data:`PRISMATIC`, :data:`WELD` (a fixed joint).
+Joints and forces
+-----------------
+The kernels never switch on a joint's kind: each joint is packed as its own motion
+(:meth:`mbcourse.joints.Joint.motion`: up to two turns about axes, a unit quaternion, up to
+three slides, and per speed the axis vectors ``p``, ``k`` in the parent's, the first
+turn's or the child's frame), and one jcalc (:func:`.common.joint_motion`) evaluates
+``R_a``, ``z_a``, ``p``, ``k``, ``w_a`` and ``s_a`` (3.101)-(3.106) from it, for every kind
+from a fixed joint to a free one. The recursions (chapters 3 and 4, composite bodies,
+Ivanov's sweep) run on every kind; chapter 2's rows and chapter 6's cut joints are written
+for the one-coordinate kinds in ``ints[:, 0]``: :data:`REVOLUTE`, :data:`PRISMATIC`,
+:data:`WELD` (a fixed joint) (:data:`GENERAL` marks the others, and those kernels decline).
+Constant loads (per body, :func:`.common.load_wrench`) and joint springs (per speed,
+:func:`.common.spring_torques`) are packed too and applied inside the recursions;
+spring-dampers between bodies, callable loads and generalized-force callables, and a
+prescribed base motion, take the NumPy routes.
 """
 
 from __future__ import annotations
@@ -84,9 +98,11 @@ def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
 _drop_stale_machine_code()
 
 from ..errors import ModelError, TopologyError  # noqa: E402
-from .common import OPTS, PRISMATIC, REVOLUTE, WELD  # noqa: E402
+from .common import (B_BODY, B_FORCE, B_LEVER, BODY_COLUMNS, GENERAL, GEO_COLUMNS,  # noqa: E402
+                     G_SLIDE, G_SPEED, G_SPRING, G_TURN1, I_FRAME, I_NV, I_QUAT, I_SLIDE,
+                     I_TURN1, INT_COLUMNS, OPTS, PRISMATIC, REVOLUTE, WELD)
 
-__all__ = ["REVOLUTE", "PRISMATIC", "WELD", "OPTS", "COMPILE_NOTE", "PARALLEL_BATCH",
+__all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "COMPILE_NOTE", "PARALLEL_BATCH",
            "ModelData", "Kernel", "KERNELS", "register", "route", "pack_chain", "model_data",
            "pack_cut",
            "fast_arrays", "state_arrays", "batch"]
@@ -104,101 +120,183 @@ _KINDS = {"rotation": REVOLUTE, "translation": PRISMATIC}
 
 
 class ModelData(NamedTuple):
-    """A tree's packed constants (:func:`model_data`): ``ints`` (m, 5), ``geo`` (m, 18),
-    ``body`` (n + 1, 10) (see :func:`pack_chain`), ``weightless`` (``body`` with gravity
-    switched off) and the number of speeds ``nv``."""
+    """A tree's packed constants (:func:`model_data`): ``ints`` (m, 20), ``geo`` (m, 87),
+    ``body`` (n + 1, 31) (see :func:`pack_chain`), ``weightless`` (``body`` with gravity
+    and the loads switched off) and ``springless`` (``geo`` without the joint springs), the
+    numbers of speeds ``nv`` and coordinates ``nq``, ``simple``: every joint revolute,
+    prismatic or fixed (the kinds chapters 2 and 6's kernels are written for; the recursions
+    run every joint) and ``forces``: the model has loads or joint springs (which only the
+    recursions apply)."""
     ints: np.ndarray
     geo: np.ndarray
     body: np.ndarray
     weightless: np.ndarray
     nv: int
+    nq: int = -1
+    simple: bool = True
+    forces: bool = False
+    springless: np.ndarray | None = None
 
     def args(self, gravity=True):
-        """The kernels' leading arguments ``(ints, geo, body)``."""
-        return self.ints, self.geo, (self.body if gravity else self.weightless)
+        """The kernels' leading arguments ``(ints, geo, body)``; ``gravity=False``: the
+        inertia alone (no gravity, loads or joint springs)."""
+        if gravity:
+            return self.ints, self.geo, self.body
+        return self.ints, (self.geo if self.springless is None else self.springless), \
+            self.weightless
 
 
 class Kernel(NamedTuple):
     """A registered kernel: its batch ``function``, the ``pack(model)`` that prepares its
-    constants (or None when it does not apply) and the ``refusal`` ``compiled=True`` raises."""
+    constants (or None when it does not apply), the ``refusal`` ``compiled=True`` raises and
+    whether it runs every joint kind (``general``) or only revolute, prismatic and fixed
+    joints."""
     function: Callable
     pack: Callable
     refusal: str
+    general: bool = False
 
 
 #: The registered kernels by name (:func:`register`).
 KERNELS: dict[str, Kernel] = {}
 
 
-def register(name, function, *, refusal, pack=None):
+def register(name, function, *, refusal, pack=None, general=False):
     """Register ``function`` (``kernel(*args, q, qd, tau, qdd) -> bool``) as kernel ``name``
     for :func:`route`; ``pack(model)`` (default :func:`model_data`) prepares its leading
-    arguments; ``refusal`` is the message ``compiled=True`` raises when it does not apply.
+    arguments (by default :func:`model_data`, or None unless every joint is revolute,
+    prismatic or fixed when the kernel is not ``general``); ``refusal`` is the message
+    ``compiled=True`` raises when it does not apply; ``general``: the kernel runs every joint
+    kind (it reads the joints' packed motion).
 
     Examples
     --------
     >>> KERNELS["vereshchagin"].function.__name__
     'vereshchagin_forward'
     """
-    KERNELS[name] = Kernel(function, pack or model_data, refusal)
+    KERNELS[name] = Kernel(function, pack or (model_data if general else _simple_data),
+                           refusal, general)
     return function
 
 
+def _simple_data(model):
+    """:func:`model_data` when every joint is revolute, prismatic or fixed and gravity is
+    the only force, else None."""
+    data = model_data(model)
+    return data if data is not None and data.simple and not data.forces else None
+
+
+def _elementary(kind, axis):
+    """The motion ``(turns, quaternion, slides, speeds)`` of a one-coordinate joint (the
+    form of :class:`mbcourse.joints.Motion`)."""
+    zero = np.zeros(3)
+    if kind == REVOLUTE:
+        return ((axis, 0, 0),), -1, (), ((0, axis, zero),)
+    if kind == PRISMATIC:
+        return (), -1, ((axis, 0),), ((0, zero, axis),)
+    return (), -1, (), ()
+
+
+def _pack_motion(row_i, row_g, motion, q0, v0):
+    """Write a joint's motion (joint-local indices shifted to the model's ``q0``, ``v0``)
+    into its packed rows (columns :data:`.common.I_NV` ... and :data:`.common.G_TURN1` ...)."""
+    turns, quaternion, slides, speeds = motion
+    if len(turns) > 2 or len(slides) > 3 or len(speeds) > 6:
+        raise ModelError("a joint's motion has at most two turns, three slides and six speeds")
+    row_i[I_NV] = len(speeds)
+    row_i[I_TURN1:I_FRAME] = -1
+    for t, (axis, qk, vk) in enumerate(turns):
+        row_i[I_TURN1 + 2 * t:I_TURN1 + 2 * t + 2] = q0 + qk, v0 + vk
+        row_g[G_TURN1 + 3 * t:G_TURN1 + 3 * t + 3] = axis
+    if quaternion >= 0:
+        row_i[I_QUAT] = q0 + quaternion
+    for t, (vector, qk) in enumerate(slides):
+        row_i[I_SLIDE + t] = q0 + qk
+        row_g[G_SLIDE + 3 * t:G_SLIDE + 3 * t + 3] = vector
+    for j, (frame, pv, kv) in enumerate(speeds):
+        row_i[I_FRAME + j] = frame
+        row_g[G_SPEED + 6 * j:G_SPEED + 6 * j + 6] = np.concatenate([pv, kv])
+
+
 def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_point, q_index,
-               v_index, masses, inertias, gravity=(0.0, 0.0, 0.0)):
+               v_index, masses, inertias, gravity=(0.0, 0.0, 0.0), motions=None, loads=None,
+               springs=None):
     """Pack a tree's constants for the kernels.
+
+    ``motions`` (optional, one per joint): each joint's own motion ``(turns, quaternion,
+    slides, speeds)`` (:meth:`mbcourse.joints.Joint.motion`); by default the one-coordinate
+    motion of ``kinds`` and ``axis``. ``loads`` (optional, (n, 21)): per body the constant
+    loads' columns ``B_FORCE:`` of ``body`` (:func:`_pack_loads`); ``springs`` (optional,
+    (m, 18)): per joint and speed a joint spring's ``(stiffness, rest, damping)``.
 
     Returns
     -------
-    ints : ndarray of int64, shape (m, 5)
-        ``kind, parent, child, q index, v index`` per joint, base-to-leaves order.
-    geo : ndarray, shape (m, 18)
-        ``axis (3), orientation (9, row-major), parent_point (3), child_point (3)``.
-    body : ndarray, shape (n + 1, 10)
-        ``mass, inertia (9, row-major, body axes)`` per body; row 0 (the base) holds the
-        gravity vector in columns 1..3.
+    ints : ndarray of int64, shape (m, 20)
+        ``kind, parent, child, q index, v index`` per joint, base-to-leaves order, then the
+        joint's motion (:mod:`.common`: ``I_NV``, ``I_TURN1``, ... ``I_FRAME``).
+    geo : ndarray, shape (m, 87)
+        ``axis (3), orientation (9, row-major), parent_point (3), child_point (3)``, then
+        the motion's turn axes, slide vectors and per speed ``(p, k)``, then per speed the
+        joint spring (``G_SPRING``).
+    body : ndarray, shape (n + 1, 31)
+        ``mass, inertia (9, row-major, body axes)`` per body, then its constant loads
+        (``B_FORCE``, ``B_LEVER``, ``B_BODY``); row 0 (the base) holds the gravity vector
+        in columns 1..3.
 
     Examples
     --------
     >>> ints, geo, body = pack_chain([REVOLUTE], [0], [1], [(0, 0, 1)], [np.eye(3)],
     ...                              [(0, 0, 0)], [(-1, 0, 0)], [0], [0], [2.0], [np.eye(3)])
-    >>> ints.tolist(), geo.shape, body[1, 0]
-    ([[0, 0, 1, 0, 0]], (1, 18), np.float64(2.0))
+    >>> ints[:, :6].tolist(), geo.shape, body[1, 0]
+    ([[0, 0, 1, 0, 0, 1]], (1, 87), np.float64(2.0))
     """
     m = len(kinds)
-    ints = np.stack([np.asarray(x, dtype=np.int64).reshape(m)
-                     for x in (kinds, parent, child, q_index, v_index)], axis=1)
-    geo = np.concatenate([np.asarray(axis, float).reshape(m, 3),
-                          np.asarray(orientation, float).reshape(m, 9),
-                          np.asarray(parent_point, float).reshape(m, 3),
-                          np.asarray(child_point, float).reshape(m, 3)], axis=1)
+    ints = np.zeros((m, INT_COLUMNS), dtype=np.int64)
+    ints[:, :5] = np.stack([np.asarray(x, dtype=np.int64).reshape(m)
+                            for x in (kinds, parent, child, q_index, v_index)], axis=1)
+    geo = np.zeros((m, GEO_COLUMNS))
+    geo[:, :18] = np.concatenate([np.asarray(axis, float).reshape(m, 3),
+                                  np.asarray(orientation, float).reshape(m, 9),
+                                  np.asarray(parent_point, float).reshape(m, 3),
+                                  np.asarray(child_point, float).reshape(m, 3)], axis=1)
+    for i in range(m):
+        motion = (_elementary(ints[i, 0], geo[i, :3]) if motions is None
+                  else motions[i])
+        _pack_motion(ints[i], geo[i], motion, ints[i, 3], ints[i, 4])
+    if springs is not None:
+        geo[:, G_SPRING:] = springs
     n = len(masses)
-    body = np.zeros((n + 1, 10))
+    body = np.zeros((n + 1, BODY_COLUMNS))
     body[1:, 0] = masses
-    body[1:, 1:] = np.asarray(inertias, float).reshape(n, 9)
+    body[1:, 1:10] = np.asarray(inertias, float).reshape(n, 9)
     body[0, 1:4] = gravity
+    if loads is not None:
+        body[1:, B_FORCE:] = loads
+        body[0, B_FORCE] = float(np.any(loads != 0.0))  # the flag: some body carries a load
     for arr in (ints, geo, body):
         arr.flags.writeable = False
-    return ints, np.ascontiguousarray(geo), body
+    return ints, geo, body
 
 
 def _joint_kind(j):
-    """``(kind, axis)`` of a joint the kernels run, or None."""
+    """``(kind, axis)`` of a joint: a one-coordinate kind chapters 2 and 6's kernels run, or
+    ``GENERAL`` (only the recursions, which read the joint's motion)."""
     described = j.elementary_motion
     if described is not None:
         return _KINDS[described[0]], described[1]
     if j.nq == 0 and j.nv == 0 and not j.moves_joint_point:
         return WELD, np.zeros(3)
-    return None
+    return GENERAL, np.zeros(3)
 
 
 def model_data(model):
     """The packed constants of a Model for the kernels, or ``None`` when they do not apply.
 
-    The kernels cover trees of revolute, prismatic and fixed joints whose joints point away
-    from the base, with gravity as the only load (no loads, spring-dampers, joint springs,
-    generalized-force callables) and a fixed base; the formulations run their NumPy versions
-    otherwise. Prepared once per model version.
+    The kernels cover trees whose joints point away from the base, with gravity as the only
+    load (no loads, spring-dampers, joint springs, generalized-force callables) and a fixed
+    base; the recursions (chapters 3 and 4, composite bodies) run every joint kind, chapters
+    2 and 6's kernels revolute, prismatic and fixed joints (``simple``); the formulations
+    run their NumPy versions otherwise. Prepared once per model version.
 
     Returns
     -------
@@ -212,28 +310,76 @@ def model_data(model):
     (2, True)
     """
     def build():
-        if (model.base_motion is not None or model.loads or model.springs
-                or model.joint_springs or model.generalized_force_elements):
+        if (model.base_motion is not None or model.springs
+                or model.generalized_force_elements):
             return None
         try:
             joints = model.outward_joints("the compiled kernels")
         except TopologyError:
             return None
-        described = [_joint_kind(j) for j in joints]
-        if any(d is None for d in described):
+        loads, springs = _pack_loads(model), _pack_joint_springs(model, joints)
+        if loads is None or springs is None:
             return None
+        described = [_joint_kind(j) for j in joints]
         ints, geo, body = pack_chain(
             [d[0] for d in described], [j.parent for j in joints], [j.child for j in joints],
             [d[1] for d in described], [j.orientation for j in joints],
             [j.parent_point for j in joints], [j.child_point for j in joints],
             [j.q_slice.start for j in joints], [j.v_slice.start for j in joints],
-            model.masses(), model.inertias(), model.gravity)
-        weightless = body.copy()
+            model.masses(), model.inertias(), model.gravity,
+            motions=[j.motion() for j in joints], loads=loads, springs=springs)
+        weightless, springless = body.copy(), geo.copy()
         weightless[0, 1:4] = 0.0
-        weightless.flags.writeable = False
-        return ModelData(ints, geo, body, weightless, model.nv)
+        weightless[:, B_FORCE:] = 0.0
+        springless[:, G_SPRING:] = 0.0
+        for arr in (weightless, springless):
+            arr.flags.writeable = False
+        return ModelData(ints, geo, body, weightless, model.nv, model.nq,
+                         all(d[0] != GENERAL for d in described),
+                         bool(model.loads or model.joint_springs), springless)
 
     return model.prepared("compiled", build)
+
+
+def _pack_loads(model):
+    """The constant loads as the columns ``B_FORCE:`` of ``body`` (n, 21), or None when a
+    load is a callable (the NumPy routes evaluate it): per body the sums of the forces and
+    torques given in inertial axes, ``G_k = sum P_k F`` of those forces (``P`` the point,
+    body axes), and the forces and moments about the centre given in body axes."""
+    out = np.zeros((model.n, BODY_COLUMNS - B_FORCE))
+    for load in model.loads:
+        if callable(load.force) or callable(load.torque):
+            return None
+        row = out[load.body - 1]
+        F = np.zeros(3) if load.force is None else np.asarray(load.force, dtype=float)
+        M = np.zeros(3) if load.torque is None else np.asarray(load.torque, dtype=float)
+        if load.frame == "body":
+            at = B_BODY - B_FORCE
+            row[at:at + 3] += F
+            row[at + 3:at + 6] += M + np.cross(load.point, F)
+        else:
+            row[0:3] += F
+            row[3:6] += M
+            row[B_LEVER - B_FORCE:B_BODY - B_FORCE] += np.outer(load.point, F).ravel()
+    return out
+
+
+def _pack_joint_springs(model, joints):
+    """Per joint and speed ``(c, c rest, d)`` of the joint springs, summed (m, 18); None when
+    a spring sits on a joint whose coordinates are not its speeds' integrals."""
+    out = np.zeros((len(joints), GEO_COLUMNS - G_SPRING))
+    row = {j.index: i for i, j in enumerate(joints)}
+    for s in model.joint_springs:
+        j = s.joint
+        if j.nq != j.nv:
+            return None
+        c, rest, d = (np.broadcast_to(np.asarray(x, dtype=float), (j.nv,))
+                      for x in (s.stiffness, s.rest, s.damping))
+        per_speed = out[row[j.index]].reshape(6, 3)
+        per_speed[:j.nv, 0] += c
+        per_speed[:j.nv, 1] += c * rest
+        per_speed[:j.nv, 2] += d
+    return out
 
 
 def pack_cut(model, joints, tree, q_tree, v_tree, limits):
@@ -242,7 +388,7 @@ def pack_cut(model, joints, tree, q_tree, v_tree, limits):
     ``q_tree``, ``v_tree`` of the tree's coordinates in the Model's and ``limits`` ``(rcond,
     tol)``; None if a cut joint is not revolute, prismatic or fixed."""
     described = [_joint_kind(j) for j in joints]
-    if any(d is None for d in described):
+    if not tree.simple or any(d[0] == GENERAL for d in described):
         return None
     cints = np.array([[d[0], j.parent, j.child, min(j.q_slice.start, model.nq - 1),
                        min(j.v_slice.start, model.nv - 1)] for d, j in zip(described, joints)],
@@ -257,15 +403,17 @@ def pack_cut(model, joints, tree, q_tree, v_tree, limits):
     return loops.CutData(tree.ints, tree.geo, tree.body, *arrays, model.nv)
 
 
-def fast_arrays(nv, q, qd, tau, t):
-    """``(q, qd, tau, single)`` as (B, nv) arrays when the inputs need no conversion (float64,
-    C-contiguous, aligned, writeable ndarrays of shape (nv,) or (B, nv), ``tau`` the same or
-    None, a finite ``t``); ``None`` otherwise (the caller then checks them the long way)."""
+def fast_arrays(nv, q, qd, tau, t, nq=-1):
+    """``(q, qd, tau, single)`` as (B, nq) and (B, nv) arrays when the inputs need no
+    conversion (float64, C-contiguous, aligned, writeable ndarrays of shape (nq,) or (B, nq)
+    and (nv,) or (B, nv), ``tau`` like ``qd`` or None, a finite ``t``; ``nq = nv`` by
+    default); ``None`` otherwise (the caller then checks them the long way)."""
     if (q.__class__ is not _NDARRAY or qd.__class__ is not _NDARRAY
             or q.dtype is not _F8 or qd.dtype is not _F8):
         return None
-    shape = q.shape
-    if (qd.shape != shape or shape[-1] != nv or len(shape) > 2 or not q.flags.carray
+    shape = qd.shape
+    if (q.shape[:-1] != shape[:-1] or shape[-1] != nv or q.shape[-1] != (nv if nq < 0 else nq)
+            or len(shape) > 2 or not q.flags.carray
             or not qd.flags.carray or not isinstance(t, _REAL) or t.__class__ is bool
             or not math.isfinite(t)):
         return None
@@ -275,7 +423,7 @@ def fast_arrays(nv, q, qd, tau, t):
           or not tau.flags.carray):
         return None
     if len(shape) == 1:
-        return q.reshape(1, nv), qd.reshape(1, nv), tau.reshape(1, nv), True
+        return q.reshape(1, -1), qd.reshape(1, nv), tau.reshape(1, nv), True
     return q, qd, tau, False
 
 
@@ -366,7 +514,7 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
             raise ModelError(f"{what}: {entry.refusal}; use compiled=None")
         return None, None
     args = data.args(gravity)
-    fast = fast_arrays(data.nv, q, qd, tau, t)
+    fast = fast_arrays(data.nv, q, qd, tau, t, getattr(data, "nq", -1))
     if fast is not None:
         out = np.zeros(fast[1].shape)
         if fast[3]:                                     # one state: the kernel directly
@@ -385,13 +533,14 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
 # ---------------------------------------------------------------- the registered kernels
 from . import composite, loops, poisson, vereshchagin  # noqa: E402
 
-_TREE_JOINTS = ("revolute, prismatic and fixed joints pointing away from the base, gravity as "
-                "the only load and a fixed base")
-register("vereshchagin", vereshchagin.vereshchagin_forward,
+_TREE_JOINTS = ("joints pointing away from the base, gravity, constant loads and joint "
+                "springs as the only forces (no spring-dampers, callable loads or "
+                "generalized-force callables) and a fixed base")
+register("vereshchagin", vereshchagin.vereshchagin_forward, general=True,
          refusal=f"the compiled recursion needs {_TREE_JOINTS}")
-register("poisson", poisson.sweep_velocities,
+register("poisson", poisson.sweep_velocities, general=True,
          refusal=f"the compiled sweep needs solver='sweep', {_TREE_JOINTS}")
-register("composite", composite.composite_forward,
+register("composite", composite.composite_forward, general=True,
          refusal=f"the compiled composite-body tree equations need {_TREE_JOINTS}")
 register("loops", loops.loops_forward, pack=lambda model: None,
          refusal="the compiled cut-joint method needs the default cut, planar=None, no extra "

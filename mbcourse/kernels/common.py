@@ -21,14 +21,37 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-__all__ = ["REVOLUTE", "PRISMATIC", "WELD", "OPTS", "INLINE", "Work", "workspace", "cross",
+__all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "INLINE", "Work", "workspace",
+           "joint_workspace", "joint_motion", "load_wrench", "spring_torques",
+           "cross", "cholesky_factor_n",
            "mv3", "mtv3", "mm3", "take",
            "matvec", "matmul", "shift", "fold", "rodrigues", "kinematics", "centres",
-           "joint_wrench", "cholesky_factor", "lower_solve", "upper_solve", "cholesky_solve",
+           "joint_wrench", "cholesky_factor", "lower_solve", "quaternion_matrix", "speed_count",
+           "upper_solve", "cholesky_solve",
            "finite"]
 
-#: Joint kinds in the packed ``ints[:, 0]`` column (see :func:`mbcourse.kernels.pack_chain`).
-REVOLUTE, PRISMATIC, WELD = 0, 1, 2
+#: Joint kinds in the packed ``ints[:, 0]`` column (see :func:`mbcourse.kernels.pack_chain`):
+#: the one-coordinate kinds chapter 2's rows and chapter 6's cut joints are written for, and
+#: ``GENERAL`` for every other joint (the recursions read only the joint's packed motion).
+REVOLUTE, PRISMATIC, WELD, GENERAL = 0, 1, 2, 3
+
+# Where a joint's own motion (:class:`mbcourse.joints.Motion`) sits in its packed rows.
+# ints: the number of speeds, the turns' (q, speed) indices, the quaternion's first index,
+# the slides' q indices and each speed's frame (model indices; -1 where absent).
+I_NV, I_TURN1, I_TURN2, I_QUAT, I_SLIDE, I_FRAME, INT_COLUMNS = 5, 6, 8, 10, 11, 14, 20
+# geo: the turns' axes, the slides' vectors and each speed's (p, k) in its frame, then per
+# speed a joint spring's (stiffness, rest, damping).
+G_TURN1, G_TURN2, G_SLIDE, G_SPEED, G_SPRING, GEO_COLUMNS = 18, 21, 24, 33, 69, 87
+# body: mass, inertia (9), then the constant loads: a force and a torque in inertial axes
+# (B_FORCE), the moments' coefficients G (3 x 3) of the inertial forces' points (B_LEVER),
+# a force and a torque (about the centre) in body axes (B_BODY); row 0 (the base, which
+# carries no load) holds 1 in column B_FORCE when any body carries one.
+B_FORCE, B_LEVER, B_BODY, BODY_COLUMNS = 10, 16, 25, 31
+# the frames of Motion.speeds (mbcourse.joints.PARENT, FIRST_TURN, CHILD)
+_FIRST_TURN, _CHILD = 1, 2
+#: A quaternion whose norm differs from 1 by more than this is declined (the checked route
+#: then refuses it by name); the same as :data:`mbcourse.joints.QUATERNION_TOL`.
+QUATERNION_TOL = 1e-3
 
 #: numba options of every kernel: compiled once per machine (``cache=True``), the GIL released.
 OPTS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
@@ -38,17 +61,37 @@ _OPTS = OPTS
 INLINE = dict(OPTS, inline="always")
 
 
+# The rows of a joint's work array (:func:`joint_workspace`, written by :func:`joint_motion`),
+# one array rather than a named tuple: a tuple of arrays handed to a per-joint function costs
+# a reference count per array (measured: 0.4 us per joint for eleven arrays).
+J_R, J_Z, J_P, J_K, J_OM, J_KV, J_WA, J_SA, J_F1, J_T, J_RJ, J_ROWS = (0, 3, 4, 10, 16, 17,
+                                                                      18, 19, 20, 23, 26, 29)
+
+
+@nb.njit(**OPTS)
+def joint_workspace():
+    """A joint's work array (29, 3): ``R = R_a`` (child to parent axes, rows ``J_R:J_R+3``),
+    ``z = z_a`` (``J_Z``), per speed ``p``, ``k`` (rows ``J_P + j``, ``J_K + j``) (3.101),
+    (3.104), ``Omega_a`` (``J_OM``, the sum of ``p qd``), the sum of ``k qd`` (``J_KV``),
+    ``w_a``, ``s_a`` (``J_WA``, ``J_SA``) (3.106), (3.102), and scratch: the first turn
+    ``J_F1``, ``J_T``, ``J_RJ`` (3 rows each), parent axes throughout."""
+    return np.zeros((J_ROWS, 3))
+
+
 class Work(NamedTuple):
-    """Work arrays of a kernel (``n1`` bodies with the base, ``m`` joints).
+    """Work arrays of a kernel (``n1`` bodies with the base, ``m`` joints, ``nv`` speeds).
 
     Per body: orientations ``A`` (n1, 3, 3), angular velocities ``om`` (n1, 3), ``Ms``
     (n1, 6, 6) and ``Qs`` (n1, 6) (3.172) (articulated after an inward pass), accelerations
     ``w`` (n1, 6), wrenches ``f`` (n1, 6), composite inertias ``Ic`` (n1, 6, 6), central
     inertias in body axes ``J0`` (n1, 3, 3), ``up`` (n1,) the joint above a body. Per joint:
-    ``rho`` (m, 3) parent's centre -> child's, ``S`` (m, 6), ``w0`` (m, 6) of (3.174), ``U``
-    (m,), fixed orientations ``R0`` (m, 3, 3). Row 0 of the per-body arrays is the base
-    (``A_0 = E``, ``om_0 = 0``, set by :func:`workspace` and never written). Scratch:
-    ``t3`` (3, 3, 3), ``v`` (9, 3), ``t6`` (3, 6), ``Ma`` (6, 6), ``F`` (6,)."""
+    ``rho`` (m, 3) parent's centre -> child's, ``w0`` (m, 6) of (3.174), ``U`` (m, 6, 6)
+    the Cholesky factor of ``S^T M* S`` (its leading ``n_k x n_k`` block), fixed
+    orientations ``R0`` (m, 3, 3). Per speed: ``S`` (nv, 6) of (3.174). Row 0 of the per-body
+    arrays is the base (``A_0 = E``, ``om_0 = 0``, set by :func:`workspace` and never
+    written). Scratch: ``t3`` (3, 3, 3), ``v`` (9, 3), ``t6`` (3, 6), ``Ma``, ``MS``, ``X``
+    (6, 6), ``F`` (6,), ``y`` (6,), ``tq`` (nv,) (``tau`` with the joint springs) and the
+    joint's own motion ``jw`` (:func:`joint_workspace`)."""
     A: np.ndarray
     om: np.ndarray
     Ms: np.ndarray
@@ -68,6 +111,11 @@ class Work(NamedTuple):
     t6: np.ndarray
     Ma: np.ndarray
     F: np.ndarray
+    MS: np.ndarray
+    X: np.ndarray
+    y: np.ndarray
+    tq: np.ndarray
+    jw: np.ndarray
 
 
 @nb.njit(**OPTS)
@@ -132,12 +180,21 @@ def fold(Ma, rho, dest):
 
 
 @nb.njit(**OPTS)
+def speed_count(ints):
+    """The number of speeds of a packed tree."""
+    nv = 0
+    for i in range(ints.shape[0]):
+        nv = max(nv, ints[i, 4] + ints[i, I_NV])
+    return nv
+
+
+@nb.njit(**OPTS)
 def workspace(ints, geo, body):
     """A :class:`Work` for a packed tree, carved out of one allocation; ``R0`` and ``J0``
     (the joints' fixed orientations and the bodies' inertias as 3x3 matrices) filled in."""
-    m, n1 = ints.shape[0], body.shape[0]
-    sizes = (n1 * 9, n1 * 3, n1 * 36, n1 * 6, n1 * 6, n1 * 6, n1 * 36, n1 * 9, m * 3, m * 6,
-             m * 6, m, m * 9, 27, 27, 18, 36, 6)
+    m, n1, nv = ints.shape[0], body.shape[0], speed_count(ints)
+    sizes = (n1 * 9, n1 * 3, n1 * 36, n1 * 6, n1 * 6, n1 * 6, n1 * 36, n1 * 9, m * 3, nv * 6,
+             m * 6, m * 36, m * 9, 27, 27, 18, 36, 6, 36, 36, 6, nv)
     at = np.zeros(len(sizes) + 1, dtype=np.int64)
     for k in range(len(sizes)):
         at[k + 1] = at[k] + sizes[k]
@@ -147,11 +204,13 @@ def workspace(ints, geo, body):
               buf[at[4]:at[5]].reshape((n1, 6)), buf[at[5]:at[6]].reshape((n1, 6)),
               buf[at[6]:at[7]].reshape((n1, 6, 6)), buf[at[7]:at[8]].reshape((n1, 3, 3)),
               np.zeros(n1, dtype=np.int64),
-              buf[at[8]:at[9]].reshape((m, 3)), buf[at[9]:at[10]].reshape((m, 6)),
-              buf[at[10]:at[11]].reshape((m, 6)), buf[at[11]:at[12]],
+              buf[at[8]:at[9]].reshape((m, 3)), buf[at[9]:at[10]].reshape((nv, 6)),
+              buf[at[10]:at[11]].reshape((m, 6)), buf[at[11]:at[12]].reshape((m, 6, 6)),
               buf[at[12]:at[13]].reshape((m, 3, 3)), buf[at[13]:at[14]].reshape((3, 3, 3)),
               buf[at[14]:at[15]].reshape((9, 3)), buf[at[15]:at[16]].reshape((3, 6)),
-              buf[at[16]:at[17]].reshape((6, 6)), buf[at[17]:at[18]])
+              buf[at[16]:at[17]].reshape((6, 6)), buf[at[17]:at[18]],
+              buf[at[18]:at[19]].reshape((6, 6)), buf[at[19]:at[20]].reshape((6, 6)),
+              buf[at[20]:at[21]], buf[at[21]:at[22]], joint_workspace())
     for i in range(m):
         for r in range(3):
             for c in range(3):
@@ -222,14 +281,50 @@ def joint_wrench(kind, force, e, lever, W):
         W[5] = force * (lever[0] * e[1] - lever[1] * e[0])
 
 
+@nb.njit(**INLINE)
+def load_wrench(body, c, A, force, moment, h):
+    """``force``, ``moment`` (3,) = the constant loads on body ``c`` with orientation ``A``,
+    the moment about its centre, inertial axes. A force ``F`` at the point ``P`` (body axes)
+    has the moment ``(A P) x F = sum_k A e_k x P_k F``: the forces given in inertial axes
+    add ``sum_k (A e_k) x G_k`` with ``G_k = sum P_k F`` packed; those in body axes (and
+    their moments) turn with the body."""
+    mv3(A, body[c, B_BODY:B_BODY + 3], force)
+    mv3(A, body[c, B_BODY + 3:B_BODY + 6], moment)
+    for k in range(3):
+        force[k] += body[c, B_FORCE + k]
+        moment[k] += body[c, B_FORCE + 3 + k]
+    for k in range(3):
+        a = A[:, k]
+        g = body[c, B_LEVER + 3 * k:B_LEVER + 3 * k + 3]
+        h[0] = a[1] * g[2] - a[2] * g[1]
+        h[1] = a[2] * g[0] - a[0] * g[2]
+        h[2] = a[0] * g[1] - a[1] * g[0]
+        for r in range(3):
+            moment[r] += h[r]
+
+
+@nb.njit(**INLINE)
+def spring_torques(ints, geo, q, qd, tau, out):
+    """``out = tau - (c q - c rest) - d qd`` speed by speed: the joint springs, packed per
+    speed as ``(c, c rest, d)`` summed over a joint's springs (joints whose coordinates are
+    their speeds' integrals; zero elsewhere)."""
+    for i in range(ints.shape[0]):
+        for j in range(ints[i, I_NV]):
+            g, l = G_SPRING + 3 * j, ints[i, 4] + j
+            out[l] = tau[l]
+            if geo[i, g] != 0.0 or geo[i, g + 2] != 0.0:
+                out[l] -= geo[i, g] * q[ints[i, 3] + j] - geo[i, g + 1] + geo[i, g + 2] * qd[l]
+
+
 # ---------------------------------------------------------------- the kinematics pass
 # Plain loops with the small vector helpers only: a numba call that is not inlined costs a
 # reference count per array argument and every slice a view, so the pass is two loops (joints,
 # then bodies) rather than a loop calling per-joint steps (measured twice as slow).
 @nb.njit(**INLINE)
 def _body_terms(body, A, om, J0, Ms, Qs, t3, v):
-    """Every body's ``M_c = diag(m E, A J A^T)`` and ``Q_c = (m g, -w x J w)`` (3.172),
-    about its centre of mass, inertial axes (row 0, the base, is left alone)."""
+    """Every body's ``M_c = diag(m E, A J A^T)`` and ``Q_c = (m g + F, M - w x J w)``
+    (3.172), ``F``, ``M`` its constant loads (:func:`load_wrench`), about its centre of
+    mass, inertial axes (row 0, the base, is left alone)."""
     AJ, J, a0, h = t3[0], t3[2], v[6], v[8]
     for c in range(1, body.shape[0]):
         matmul(A[c], J0[c], AJ)
@@ -248,50 +343,153 @@ def _body_terms(body, A, om, J0, Ms, Qs, t3, v):
                 Ms[c, r + 3, k + 3] = J[r, k]
         matvec(J, om[c], h)
         cross(om[c], h, a0)
+        if body[0, B_FORCE] != 0.0:                     # the constant loads
+            load_wrench(body, c, A[c], Qs[c, 0:3], Qs[c, 3:6], v[7])
+        else:
+            for k in range(6):
+                Qs[c, k] = 0.0
         for k in range(3):
-            Qs[c, k] = body[c, 0] * body[0, 1 + k]      # m g
-            Qs[c, k + 3] = -a0[k]
+            Qs[c, k] += body[c, 0] * body[0, 1 + k]     # m g
+            Qs[c, k + 3] -= a0[k]
+
+
+@nb.njit(**OPTS)
+def quaternion_matrix(quat, out):
+    """``out`` = the rotation of the quaternion ``quat`` (w, x, y, z) divided by its norm;
+    False when the norm differs from 1 by more than :data:`QUATERNION_TOL` (the public
+    entries refuse such a state; within it they renormalize, as this does)."""
+    w, x, y, z = quat[0], quat[1], quat[2], quat[3]
+    n2 = w * w + x * x + y * y + z * z
+    if not abs(np.sqrt(n2) - 1.0) <= QUATERNION_TOL:
+        return False
+    s = 2.0 / n2
+    out[0, 0] = 1.0 - s * (y * y + z * z)
+    out[0, 1] = s * (x * y - w * z)
+    out[0, 2] = s * (x * z + w * y)
+    out[1, 0] = s * (x * y + w * z)
+    out[1, 1] = 1.0 - s * (x * x + z * z)
+    out[1, 2] = s * (y * z - w * x)
+    out[2, 0] = s * (x * z - w * y)
+    out[2, 1] = s * (y * z + w * x)
+    out[2, 2] = 1.0 - s * (x * x + y * y)
+    return True
+
+
+@nb.njit(**INLINE)
+def _copy3(src, dst):
+    """``dst = src`` for 3x3 matrices (an explicit loop: numba's slice assignment checks
+    for overlap and may copy through a temporary)."""
+    for r in range(3):
+        for c in range(3):
+            dst[r, c] = src[r, c]
+
+
+@nb.njit(**INLINE)
+def _frame_rate(frame, axis1, rate1, om, out):
+    """How fast a speed's frame turns relative to the parent (parent axes): the parent
+    itself ``0``, the frame after the first turn ``axis1 rate1``, the child ``Omega_a``."""
+    for k in range(3):
+        out[k] = 0.0 if frame == 0 else (axis1[k] * rate1 if frame == _FIRST_TURN else om[k])
+
+
+@nb.njit(**INLINE)
+def joint_motion(i, ints, geo, q, qd, R0, jw):
+    """Joint ``i``'s own motion from its packed :class:`~mbcourse.joints.Motion`, in parent
+    axes (the jcalc of every kernel; no switch on the joint's kind): ``R_a = rot(turn 1)
+    rot(turn 2) quat R0``, ``z_a`` the sum of the slides, per speed ``p_j``, ``k_j`` turned
+    into the parent's axes by its frame, ``Omega_a``, the sum of ``k qd``, and the bias terms
+    ``w_a = sum_j (W_j x p_j) qd_j``, ``s_a = sum_j (W_j x k_j) qd_j`` (3.102), (3.106),
+    ``W_j`` the rate of speed ``j``'s frame. False for a quaternion too far from unit norm."""
+    F1, R = jw[J_F1:J_F1 + 3], jw[J_R:J_R + 3]
+    rate1 = 0.0
+    if ints[i, I_TURN1] >= 0:
+        rodrigues(geo[i, G_TURN1:G_TURN1 + 3], q[ints[i, I_TURN1]], F1)
+        rate1 = qd[ints[i, I_TURN1 + 1]]
+    else:
+        for r in range(3):
+            for c in range(3):
+                F1[r, c] = 1.0 if r == c else 0.0
+    if ints[i, I_TURN2] < 0 and ints[i, I_QUAT] < 0:
+        mm3(F1, R0[i], R)                               # R_a = rot(turn 1) R0
+    else:                                               # R_a = F1 rot(turn 2) quat R0
+        Rj, T = jw[J_RJ:J_RJ + 3], jw[J_T:J_T + 3]
+        if ints[i, I_TURN2] >= 0:
+            rodrigues(geo[i, G_TURN2:G_TURN2 + 3], q[ints[i, I_TURN2]], T)
+            mm3(F1, T, Rj)
+        else:
+            _copy3(F1, Rj)
+        if ints[i, I_QUAT] >= 0:
+            if not quaternion_matrix(q[ints[i, I_QUAT]:ints[i, I_QUAT] + 4], T):
+                return False
+            mm3(Rj, T, R)
+            _copy3(R, Rj)
+        mm3(Rj, R0[i], R)
+    for k in range(3):
+        jw[J_Z, k] = jw[J_OM, k] = jw[J_KV, k] = jw[J_WA, k] = jw[J_SA, k] = 0.0
+    for t in range(3):
+        if ints[i, I_SLIDE + t] >= 0:
+            x = q[ints[i, I_SLIDE + t]]
+            for k in range(3):
+                jw[J_Z, k] += geo[i, G_SLIDE + 3 * t + k] * x
+    nv, v0 = ints[i, I_NV], ints[i, 4]
+    for j in range(nv):
+        frame, g = ints[i, I_FRAME + j], G_SPEED + 6 * j
+        if frame == 0:
+            for k in range(3):
+                jw[J_P + j, k], jw[J_K + j, k] = geo[i, g + k], geo[i, g + 3 + k]
+        else:
+            M = F1 if frame == _FIRST_TURN else R
+            mv3(M, geo[i, g:g + 3], jw[J_P + j])
+            mv3(M, geo[i, g + 3:g + 6], jw[J_K + j])
+        for k in range(3):
+            jw[J_OM, k] += jw[J_P + j, k] * qd[v0 + j]
+            jw[J_KV, k] += jw[J_K + j, k] * qd[v0 + j]
+    for j in range(nv):
+        if ints[i, I_FRAME + j] == 0:
+            continue                                    # fixed in the parent: no rate
+        W, h = jw[J_T], jw[J_T + 1]                     # scratch rows
+        _frame_rate(ints[i, I_FRAME + j], geo[i, G_TURN1:G_TURN1 + 3], rate1, jw[J_OM], W)
+        cross(W, jw[J_P + j], h)
+        for k in range(3):
+            jw[J_WA, k] += h[k] * qd[v0 + j]
+        cross(W, jw[J_K + j], h)
+        for k in range(3):
+            jw[J_SA, k] += h[k] * qd[v0 + j]
+    return True
 
 
 @nb.njit(**OPTS)
 def kinematics(ints, geo, body, q, qd, ws):
     """Outward pass shared by the recursions: orientations ``A`` and angular velocities
-    ``om`` of the bodies, and per joint ``rho`` (parent's centre -> child's), ``S_k`` and
-    ``w0_k`` of (3.174), ``w_k = C_k w_p + S_k qdd_k + w0_k``; per body ``M_k`` and ``Q_k``
-    about its centre of mass (3.172), gravity and the gyroscopic moment in ``Q_k``. Inertial
-    axes throughout (the same quantities as ``mb.vereshchagin``'s NumPy recursion); the
-    base's ``A``, ``om`` (row 0) are set by :func:`workspace`."""
-    A, om, rho, S, w0, R0, t3, v = ws.A, ws.om, ws.rho, ws.S, ws.w0, ws.R0, ws.t3, ws.v
-    Rj, R = t3[0], t3[1]
-    Pw, lp, lc, Om, kv, z, a0, e0, h = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
+    ``om`` of the bodies, per joint ``rho`` (parent's centre -> child's) and ``w0_k`` of
+    (3.174), per speed the column ``S`` (``w_k = C_k w_p + S_k qdd_k + w0_k``); per body
+    ``M_k`` and ``Q_k`` about its centre of mass (3.172), gravity and the gyroscopic moment
+    in ``Q_k``. Inertial axes throughout (the same quantities as ``mb.vereshchagin``'s NumPy
+    recursion); each joint's own motion from :func:`joint_motion`; the base's ``A``, ``om``
+    (row 0) are set by :func:`workspace`. False when a joint's motion is (a quaternion far
+    from unit norm)."""
+    A, om, rho, S, w0, R0, v, jw = ws.A, ws.om, ws.rho, ws.S, ws.w0, ws.R0, ws.v, ws.jw
+    Pw, lp, lc, Om, kv, Kw, a0, e0, h = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
     for i in range(ints.shape[0]):
-        kind, p, c, qk, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 3], ints[i, 4]
-        e = geo[i, 0:3]
+        p, c, v0 = ints[i, 1], ints[i, 2], ints[i, 4]
+        if not joint_motion(i, ints, geo, q, qd, R0, jw):
+            return False
+        mm3(A[p], jw[J_R:J_R + 3], A[c])                           # A_c = A_p R_a
         for k in range(3):
-            z[k] = 0.0
-        if kind == REVOLUTE:                            # R_a = rot(e, q) R0 (Rodrigues)
-            rodrigues(e, q[qk], Rj)
-            matmul(Rj, R0[i], R)
-        else:                                           # R_a = R0; z_a = e q if prismatic
-            R[:, :] = R0[i]
-            if kind == PRISMATIC:
-                for k in range(3):
-                    z[k] = e[k] * q[qk]
-        matmul(A[p], R, A[c])                           # A_c = A_p R_a
-        matvec(A[p], e, Pw)                             # the axis, inertial axes
-        for k in range(3):
-            h[k] = geo[i, 12 + k] + z[k]
-        matvec(A[p], h, lp)                             # parent's centre -> joint point
-        matvec(A[c], geo[i, 15:18], lc)
-        rate = qd[vk] if kind != WELD else 0.0
+            h[k] = geo[i, 12 + k] + jw[J_Z, k]
+        mv3(A[p], h, lp)                                # parent's centre -> joint point
+        mv3(A[c], geo[i, 15:18], lc)
+        mv3(A[p], jw[J_OM], Om)                            # relative angular velocity
+        mv3(A[p], jw[J_KV], kv)                            # relative velocity of z_a
         for k in range(3):
             lc[k] = -lc[k]                              # joint point -> child's centre
-            Om[k] = Pw[k] * rate if kind == REVOLUTE else 0.0   # relative angular velocity
-            kv[k] = Pw[k] * rate if kind == PRISMATIC else 0.0  # relative velocity (sliding)
             om[c, k] = om[p, k] + Om[k]
             rho[i, k] = lp[k] + lc[k]                   # parent's centre -> child's
         wp, wc = om[p], om[c]
-        cross(wp, Om, e0)                               # eps0 = w_p x Omega
+        cross(wp, Om, e0)                               # eps0 = w_p x Omega + A_p w_a
+        mv3(A[p], jw[J_WA], h)
+        for k in range(3):
+            e0[k] += h[k]
         cross(wp, lp, h)
         cross(wp, h, a0)                                # a0 = w_p x (w_p x l_p)
         cross(e0, lc, h)                                #    + eps0 x l_c
@@ -301,27 +499,32 @@ def kinematics(ints, geo, body, q, qd, ws):
         cross(wc, h, h)                                 #    + w_c x (w_c x l_c)
         for k in range(3):
             a0[k] += h[k]
+        mv3(A[p], jw[J_SA], Kw)                            #    + A_p s_a
         cross(wp, kv, h)                                #    + 2 w_p x (A_p k v)
         for k in range(3):
-            w0[i, k] = a0[k] + 2.0 * h[k]
+            w0[i, k] = a0[k] + 2.0 * h[k] + Kw[k]
             w0[i, k + 3] = e0[k]
-        if kind == REVOLUTE:                            # S_k = (e x l_c, e)
+        for j in range(ints[i, I_NV]):                  # S_j = (A_p k_j + P_j x l_c, P_j)
+            mv3(A[p], jw[J_P + j], Pw)
+            mv3(A[p], jw[J_K + j], Kw)
             cross(Pw, lc, h)
             for k in range(3):
-                S[i, k] = h[k]
-                S[i, k + 3] = Pw[k]
-        elif kind == PRISMATIC:                         # S_k = (e, 0)
-            for k in range(3):
-                S[i, k] = Pw[k]
-                S[i, k + 3] = 0.0
-    _body_terms(body, A, om, ws.J0, ws.Ms, ws.Qs, t3, v)
+                S[v0 + j, k] = Kw[k] + h[k]
+                S[v0 + j, k + 3] = Pw[k]
+    _body_terms(body, A, om, ws.J0, ws.Ms, ws.Qs, ws.t3, v)
+    return True
 
 
 # ---------------------------------------------------------------- dense Cholesky
 @nb.njit(**OPTS)
 def cholesky_factor(H):
     """``H = L L^T`` in place (lower triangle); False if ``H`` is not positive definite."""
-    n = H.shape[0]
+    return cholesky_factor_n(H, H.shape[0])
+
+
+@nb.njit(**OPTS)
+def cholesky_factor_n(H, n):
+    """:func:`cholesky_factor` of the leading ``n x n`` block of ``H``."""
     for j in range(n):
         s = H[j, j]
         for k in range(j):
@@ -339,9 +542,9 @@ def cholesky_factor(H):
 
 
 @nb.njit(**OPTS)
-def lower_solve(L, b, out):
-    """``out = L^-1 b`` (``L`` lower triangular)."""
-    for i in range(L.shape[0]):
+def lower_solve(L, b, out, n=-1):
+    """``out = L^-1 b`` (``L`` lower triangular; its leading ``n x n`` block if ``n >= 0``)."""
+    for i in range(L.shape[0] if n < 0 else n):
         s = b[i]
         for k in range(i):
             s -= L[i, k] * out[k]
@@ -349,9 +552,10 @@ def lower_solve(L, b, out):
 
 
 @nb.njit(**OPTS)
-def upper_solve(L, b, out):
-    """``out = L^-T b``."""
-    n = L.shape[0]
+def upper_solve(L, b, out, n=-1):
+    """``out = L^-T b`` (the leading ``n x n`` block of ``L`` if ``n >= 0``)."""
+    if n < 0:
+        n = L.shape[0]
     for i in range(n - 1, -1, -1):
         s = b[i]
         for k in range(i + 1, n):

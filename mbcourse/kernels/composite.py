@@ -13,8 +13,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .common import (INLINE, OPTS, WELD, cholesky_solve, cross, finite, fold, kinematics, matvec,
-                     shift, workspace)
+from .common import (I_NV, INLINE, OPTS, cholesky_solve, cross, finite, fold, kinematics,
+                     matvec, shift, spring_torques, workspace)
 
 __all__ = ["tree_one", "composite_forward", "composite_matrices"]
 
@@ -44,12 +44,12 @@ def _bias(ints, hb, ws):
                 Ic[b, r, k] = Ms[b, r, k]
             f[b, r] = s
     for i in range(m - 1, -1, -1):                      # inward: bias and composite bodies
-        kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
-        if kind != WELD:
+        p, c = ints[i, 1], ints[i, 2]
+        for l in range(ints[i, 4], ints[i, 4] + ints[i, I_NV]):
             s = 0.0
             for k in range(6):
-                s += S[i, k] * f[c, k]
-            hb[vk] = s
+                s += S[l, k] * f[c, k]
+            hb[l] = s
         shift(f[c], rho[i])
         for k in range(6):
             f[p, k] += f[c, k]
@@ -61,39 +61,42 @@ def _bias(ints, hb, ws):
 @nb.njit(**INLINE)
 def _mass_matrix(ints, H, ws):
     """``H_jj = S_j^T I_j S_j`` and up the path to the base ``H_ij = S_i^T (C^T ... I_j
-    S_j)`` from the composite inertias ``Ic``."""
+    S_j)`` from the composite inertias ``Ic``, speed by speed (``S_j`` a column of joint
+    ``j``, ``S_i`` of a joint on its path, or of joint ``j`` itself)."""
     S, F, Ic, rho, up = ws.S, ws.F, ws.Ic, ws.rho, ws.up
     for r in range(H.shape[0]):
         for k in range(H.shape[1]):
             H[r, k] = 0.0                               # joints on different branches
     for j in range(ints.shape[0]):
-        if ints[j, 0] == WELD:
-            continue
-        c, vj = ints[j, 2], ints[j, 4]
-        matvec(Ic[c], S[j], F)
-        s = 0.0
-        for k in range(6):
-            s += S[j, k] * F[k]
-        H[vj, vj] = s
-        i = j
-        while ints[i, 1] != 0:
-            shift(F, rho[i])                         # to the parent's centre of mass
-            i = up[ints[i, 1]]
-            if ints[i, 0] != WELD:
+        c = ints[j, 2]
+        for vj in range(ints[j, 4], ints[j, 4] + ints[j, I_NV]):
+            matvec(Ic[c], S[vj], F)
+            for l in range(ints[j, 4], vj + 1):
                 s = 0.0
                 for k in range(6):
-                    s += S[i, k] * F[k]
-                H[ints[i, 4], vj] = s
-                H[vj, ints[i, 4]] = s
+                    s += S[l, k] * F[k]
+                H[vj, l] = H[l, vj] = s
+            i = j
+            while ints[i, 1] != 0:
+                shift(F, rho[i])                     # to the parent's centre of mass
+                i = up[ints[i, 1]]
+                for l in range(ints[i, 4], ints[i, 4] + ints[i, I_NV]):
+                    s = 0.0
+                    for k in range(6):
+                        s += S[l, k] * F[k]
+                    H[l, vj] = H[vj, l] = s
 
 
 @nb.njit(**INLINE)
 def tree_one(ints, geo, body, q, qd, H, hb, ws):
     """``A = H`` and ``B = tau - hb`` of chapter 3 for one configuration, by composite
-    bodies (the same matrices as ``mb.tree``'s ``Phi m Phi^T`` assembly)."""
-    kinematics(ints, geo, body, q, qd, ws)
+    bodies (the same matrices as ``mb.tree``'s ``Phi m Phi^T`` assembly); False for a
+    quaternion far from unit norm."""
+    if not kinematics(ints, geo, body, q, qd, ws):
+        return False
     _bias(ints, hb, ws)
     _mass_matrix(ints, H, ws)
+    return True
 
 
 @nb.njit(**OPTS)
@@ -107,9 +110,12 @@ def composite_forward(ints, geo, body, q, qd, tau, qdd):
     hb = np.empty(nv)
     ok = True
     for b in range(q.shape[0]):
-        tree_one(ints, geo, body, q[b], qd[b], H, hb, ws)
+        if not tree_one(ints, geo, body, q[b], qd[b], H, hb, ws):
+            ok = False
+            continue
+        spring_torques(ints, geo, q[b], qd[b], tau[b], qdd[b])
         for k in range(nv):
-            qdd[b, k] = tau[b, k] - hb[k]
+            qdd[b, k] -= hb[k]
         if not cholesky_solve(H, qdd[b]) or not finite(qdd[b]):
             ok = False
     return ok

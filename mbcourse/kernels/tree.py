@@ -42,8 +42,9 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .common import (OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_solve, cross, finite, mm3, mv3,
-                     rodrigues, take)
+from .common import (B_FORCE, I_NV, J_K, J_KV, J_OM, J_P, J_R, J_SA, J_WA, J_Z, OPTS,
+                     cholesky_solve, cross, finite, joint_motion, joint_workspace, load_wrench,
+                     mm3, mv3, spring_torques, take)
 
 __all__ = ["TreeWork", "tree_workspace", "tree_one", "tree_forward", "tree_matrices",
            "tree_terms"]
@@ -57,12 +58,14 @@ class TreeWork(NamedTuple):
     ``depth`` (n1,): ``path[j, :depth[j]]`` are the joints with ``T_aj = -1``, base first;
     ``R0`` (m, 3, 3) fixed joint orientations, ``J0`` (n1, 3, 3) central inertias in body
     axes. Per state: body orientations ``Ab`` (n1, 3, 3) and central inertias ``I`` in
-    inertial axes; per joint ``P``, ``K`` (m, 3) (``p_a``, ``k_a``), ``Omega``, ``Kv`` (m, 3)
-    (``p_a qd_a``, ``k_a qd_a``); per body ``omega``, ``eps``, ``U`` (n1, 3); ``Cstar``
+    inertial axes; per speed ``P``, ``K`` (nv, 3) (the columns of ``p_a``, ``k_a``); per
+    joint ``Omega``, ``Kv`` (m, 3) (``p_a qd_a``, ``k_a qd_a``) and the bias terms ``Wb``,
+    ``Sb`` (m, 3) (``w_a``, ``s_a`` (3.106), (3.102)); per body ``omega``, ``eps``, ``U``
+    (n1, 3); ``Cstar``
     (n1, m, 3), ``dstar`` (n1, n1, 3) (column ``j`` for body ``j``), ``TD`` (m, n1, 3),
-    ``Jv``, ``Jw`` (n1, nv, 3). Scratch ``col``, ``mcol`` (n1, 6), ``dof`` (n1,), ``t3``
-    (3, 3, 3), ``v`` (8, 3). Entries off the
-    paths stay zero."""
+    ``Jv``, ``Jw`` (n1, nv, 3). Scratch ``col``, ``mcol`` (nv, 6), ``dof`` (nv,), ``t3``
+    (3, 3, 3), ``v`` (8, 3), the joint's own motion ``jw``. Entries off the paths stay
+    zero."""
     up: np.ndarray
     path: np.ndarray
     depth: np.ndarray
@@ -74,6 +77,8 @@ class TreeWork(NamedTuple):
     K: np.ndarray
     Omega: np.ndarray
     Kv: np.ndarray
+    Wb: np.ndarray
+    Sb: np.ndarray
     omega: np.ndarray
     eps: np.ndarray
     U: np.ndarray
@@ -87,6 +92,7 @@ class TreeWork(NamedTuple):
     dof: np.ndarray
     t3: np.ndarray
     v: np.ndarray
+    jw: np.ndarray
 
 
 @nb.njit(**OPTS)
@@ -94,16 +100,17 @@ def tree_workspace(ints, geo, body, nv):
     """A :class:`TreeWork` for a packed tree (:func:`mbcourse.kernels.pack_chain`), carved
     out of one allocation, with the path structure, ``R0`` and ``J0`` filled in."""
     m, n1 = ints.shape[0], body.shape[0]
-    buf = np.zeros(m * 9 + n1 * 27 + m * 12 + n1 * 9 + n1 * m * 3 + n1 * n1 * 3
-                   + m * n1 * 3 + n1 * nv * 6 + n1 * 12 + 27 + 24)
+    buf = np.zeros(m * 9 + n1 * 27 + nv * 6 + m * 12 + n1 * 9 + n1 * m * 3 + n1 * n1 * 3
+                   + m * n1 * 3 + n1 * nv * 6 + nv * 12 + 27 + 24)
     at = np.zeros(1, dtype=np.int64)
-    ints_buf = np.zeros(n1 * (n1 + 3), dtype=np.int64)
+    ints_buf = np.zeros(n1 * (n1 + 2) + nv, dtype=np.int64)
     ws = TreeWork(ints_buf[:n1], ints_buf[n1:n1 + n1 * n1].reshape((n1, n1)),
                   ints_buf[n1 + n1 * n1:2 * n1 + n1 * n1],
                   take(buf, at, m * 9).reshape((m, 3, 3)),
                   take(buf, at, n1 * 9).reshape((n1, 3, 3)),
                   take(buf, at, n1 * 9).reshape((n1, 3, 3)),
                   take(buf, at, n1 * 9).reshape((n1, 3, 3)),
+                  take(buf, at, nv * 3).reshape((nv, 3)), take(buf, at, nv * 3).reshape((nv, 3)),
                   take(buf, at, m * 3).reshape((m, 3)), take(buf, at, m * 3).reshape((m, 3)),
                   take(buf, at, m * 3).reshape((m, 3)), take(buf, at, m * 3).reshape((m, 3)),
                   take(buf, at, n1 * 3).reshape((n1, 3)),
@@ -114,9 +121,9 @@ def tree_workspace(ints, geo, body, nv):
                   take(buf, at, m * n1 * 3).reshape((m, n1, 3)),
                   take(buf, at, n1 * nv * 3).reshape((n1, nv, 3)),
                   take(buf, at, n1 * nv * 3).reshape((n1, nv, 3)),
-                  take(buf, at, n1 * 6).reshape((n1, 6)), take(buf, at, n1 * 6).reshape((n1, 6)),
+                  take(buf, at, nv * 6).reshape((nv, 6)), take(buf, at, nv * 6).reshape((nv, 6)),
                   ints_buf[2 * n1 + n1 * n1:], take(buf, at, 27).reshape((3, 3, 3)),
-                  take(buf, at, 24).reshape((8, 3)))
+                  take(buf, at, 24).reshape((8, 3)), joint_workspace())
     ws.up[0] = -1
     for a in range(m):                                  # T column by column: path(c) =
         p, c = ints[a, 1], ints[a, 2]                   #   path(p) + joint a
@@ -139,43 +146,41 @@ def tree_workspace(ints, geo, body, nv):
 
 @nb.njit(**OPTS)
 def _joint_vectors(a, ints, geo, q, qd, ws):
-    """Joint ``a``: ``A_c = A_p G_a`` (``G_a = rot(e, q) R0`` revolute), ``p_a``, ``k_a`` in
-    inertial axes (3.101), (3.104), ``Omega_a = p_a qd``, ``k_a qd`` and the actual hinge
-    vectors ``c*_{pa} = A_p (c_pa + z_a)``, ``c*_{ca} = A_c c_ca`` (3.150)-(3.151)."""
-    kind, p, c, qk, vk = ints[a, 0], ints[a, 1], ints[a, 2], ints[a, 3], ints[a, 4]
-    Rj, G = ws.t3[0], ws.t3[1]
-    e, h, ea = geo[a, 0:3], ws.v[0], ws.v[1]
-    if kind == REVOLUTE:
-        rodrigues(e, q[qk], Rj)
-        mm3(Rj, ws.R0[a], G)
-    else:
-        G[:, :] = ws.R0[a]
-    mm3(ws.Ab[p], G, ws.Ab[c])
-    mv3(ws.Ab[p], e, ea)
-    slide = q[qk] if kind == PRISMATIC else 0.0        # z_a = e q (prismatic)
-    rate = qd[vk] if kind != WELD else 0.0
+    """Joint ``a``: ``A_c = A_p G_a`` (``G_a`` = the joint's ``R_a``, :func:`joint_motion`),
+    ``p_a``, ``k_a`` per speed in inertial axes (3.101), (3.104), ``Omega_a = p_a qd``,
+    ``k_a qd``, ``w_a``, ``s_a`` and the actual hinge vectors ``c*_{pa} = A_p (c_pa + z_a)``,
+    ``c*_{ca} = A_c c_ca`` (3.150)-(3.151). False for a quaternion far from unit norm."""
+    p, c, v0, jw = ints[a, 1], ints[a, 2], ints[a, 4], ws.jw
+    h = ws.v[0]
+    if not joint_motion(a, ints, geo, q, qd, ws.R0, jw):
+        return False
+    mm3(ws.Ab[p], jw[J_R:J_R + 3], ws.Ab[c])
+    for j in range(ints[a, I_NV]):
+        mv3(ws.Ab[p], jw[J_P + j], ws.P[v0 + j])
+        mv3(ws.Ab[p], jw[J_K + j], ws.K[v0 + j])
+    mv3(ws.Ab[p], jw[J_OM], ws.Omega[a])
+    mv3(ws.Ab[p], jw[J_KV], ws.Kv[a])
+    mv3(ws.Ab[p], jw[J_WA], ws.Wb[a])
+    mv3(ws.Ab[p], jw[J_SA], ws.Sb[a])
     for k in range(3):
-        ws.P[a, k] = ea[k] if kind == REVOLUTE else 0.0
-        ws.K[a, k] = ea[k] if kind == PRISMATIC else 0.0
-        ws.Omega[a, k] = ws.P[a, k] * rate
-        ws.Kv[a, k] = ws.K[a, k] * rate
-        h[k] = geo[a, 12 + k] + e[k] * slide
+        h[k] = geo[a, 12 + k] + jw[J_Z, k]
     mv3(ws.Ab[p], h, ws.Cstar[p, a])
     mv3(ws.Ab[c], geo[a, 15:18], ws.Cstar[c, a])
+    return True
 
 
 @nb.njit(**OPTS)
 def _angular(a, ints, ws):
     """``omega_c = omega_p + Omega_a`` (3.114: ``omega = -T^T Omega``, ``T^T`` summed along
-    the path), ``eps_c = eps_p + f_a``, ``f_a = omega_c x Omega_a`` (3.82), (3.120) with
-    ``qdd = 0`` (``w_a = 0`` for revolute and prismatic joints), and ``I_c = A_c J_c A_c^T``."""
+    the path), ``eps_c = eps_p + f_a``, ``f_a = w_a + omega_c x Omega_a`` (3.82), (3.120)
+    with ``qdd = 0``, and ``I_c = A_c J_c A_c^T``."""
     p, c = ints[a, 1], ints[a, 2]
     f, AJ = ws.v[2], ws.t3[2]
     for k in range(3):
         ws.omega[c, k] = ws.omega[p, k] + ws.Omega[a, k]
     cross(ws.omega[c], ws.Omega[a], f)
     for k in range(3):
-        ws.eps[c, k] = ws.eps[p, k] + f[k]
+        ws.eps[c, k] = ws.eps[p, k] + f[k] + ws.Wb[a, k]
     mm3(ws.Ab[c], ws.J0[c], AJ)
     for r in range(3):
         for k in range(3):
@@ -219,18 +224,16 @@ def _hinge_sums(ints, ws):
 @nb.njit(**OPTS)
 def _jacobians(ints, ws):
     """``Phi_{(a), j} = p_a x TD_aj - k_a T_aj`` (3.163) and ``-T_aj p_a`` (3.122) for the
-    joints ``a`` on the path of ``j`` (``T_aj = -1``; zero elsewhere)."""
+    speeds ``l`` of the joints ``a`` on the path of ``j`` (``T_aj = -1``; zero elsewhere)."""
     h = ws.v[4]
     for j in range(1, ws.up.shape[0]):
         for t in range(ws.depth[j]):
             a = ws.path[j, t]
-            if ints[a, 0] == WELD:
-                continue
-            l = ints[a, 4]
-            cross(ws.P[a], ws.TD[a, j], h)
-            for k in range(3):
-                ws.Jv[j, l, k] = h[k] + ws.K[a, k]
-                ws.Jw[j, l, k] = ws.P[a, k]
+            for l in range(ints[a, 4], ints[a, 4] + ints[a, I_NV]):
+                cross(ws.P[l], ws.TD[a, j], h)
+                for k in range(3):
+                    ws.Jv[j, l, k] = h[k] + ws.K[l, k]
+                    ws.Jw[j, l, k] = ws.P[l, k]
 
 
 @nb.njit(**OPTS)
@@ -249,7 +252,7 @@ def _ddc(k, a, omega, eps, ws, out):
 def _bias_accelerations(ints, ws):
     """The centre-of-mass accelerations at ``qdd = 0``, ``U = -T^T g`` with ``g_a = sum_k
     S_ka ddc*_ka``, the second derivative of ``r_j = r_0 - sum_k d*_kj`` (3.153): on the
-    parent's side ``ddc*`` also holds ``2 omega_p x k_a qd`` (``z_a`` slides), so
+    parent's side ``ddc*`` also holds ``2 omega_p x k_a qd + s_a`` (``z_a`` slides), so
     ``U_c = U_p + g_a`` along the path."""
     gp, gc, h = ws.v[5], ws.v[6], ws.v[4]
     for a in range(ints.shape[0]):
@@ -258,7 +261,7 @@ def _bias_accelerations(ints, ws):
         cross(ws.omega[p], ws.Kv[a], h)
         _ddc(c, a, ws.omega[c], ws.eps[c], ws, gc)
         for k in range(3):
-            ws.U[c, k] = ws.U[p, k] + gp[k] + 2.0 * h[k] - gc[k]
+            ws.U[c, k] = ws.U[p, k] + gp[k] + 2.0 * h[k] + ws.Sb[a, k] - gc[k]
 
 
 @nb.njit(**OPTS)
@@ -274,15 +277,13 @@ def _mass_matrix(ints, body, Amat, ws):
         nd = 0
         for t in range(ws.depth[j]):
             a = ws.path[j, t]
-            if ints[a, 0] == WELD:
-                continue
-            l = ints[a, 4]
-            dof[nd] = l
-            mv3(ws.I[j], ws.Jw[j, l], mcol[nd, 3:])
-            for k in range(3):
-                col[nd, k], col[nd, 3 + k] = ws.Jv[j, l, k], ws.Jw[j, l, k]
-                mcol[nd, k] = body[j, 0] * ws.Jv[j, l, k]
-            nd += 1
+            for l in range(ints[a, 4], ints[a, 4] + ints[a, I_NV]):
+                dof[nd] = l
+                mv3(ws.I[j], ws.Jw[j, l], mcol[nd, 3:])
+                for k in range(3):
+                    col[nd, k], col[nd, 3 + k] = ws.Jv[j, l, k], ws.Jw[j, l, k]
+                    mcol[nd, k] = body[j, 0] * ws.Jv[j, l, k]
+                nd += 1
         for t1 in range(nd):
             for t2 in range(t1 + 1):
                 s = 0.0
@@ -297,42 +298,47 @@ def _mass_matrix(ints, body, Amat, ws):
 @nb.njit(**OPTS)
 def _bias_forces(ints, body, Bvec, ws):
     """``B = sum_j Jv_j^T (F_j - m_j U_j) + Jw_j^T (M_j - I_j eps_j - omega_j x I_j omega_j)``
-    (3.167); the applied force is the weight ``m_j g`` (``g`` in ``body[0, 1:4]``), no
-    applied moment."""
-    lin, ang, h = ws.v[4], ws.v[5], ws.v[6]
+    (3.167); the applied force is the weight ``m_j g`` (``g`` in ``body[0, 1:4]``) and the
+    constant loads' ``F_j``, ``M_j`` (:func:`~mbcourse.kernels.common.load_wrench`)."""
+    lin, ang, h, F, M = ws.v[4], ws.v[5], ws.v[6], ws.v[0], ws.v[1]
     for r in range(Bvec.shape[0]):
         Bvec[r] = 0.0
     for j in range(1, ws.up.shape[0]):
         mj = body[j, 0]
+        for k in range(3):
+            F[k] = M[k] = 0.0
+        if body[0, B_FORCE] != 0.0:
+            load_wrench(body, j, ws.Ab[j], F, M, h)
         mv3(ws.I[j], ws.omega[j], h)
         cross(ws.omega[j], h, ang)
         mv3(ws.I[j], ws.eps[j], h)
         for k in range(3):
-            lin[k] = mj * (body[0, 1 + k] - ws.U[j, k])
-            ang[k] = -h[k] - ang[k]
+            lin[k] = mj * (body[0, 1 + k] - ws.U[j, k]) + F[k]
+            ang[k] = M[k] - h[k] - ang[k]
         for t in range(ws.depth[j]):
             a = ws.path[j, t]
-            if ints[a, 0] == WELD:
-                continue
-            l = ints[a, 4]
-            s = 0.0
-            for k in range(3):
-                s += ws.Jv[j, l, k] * lin[k] + ws.Jw[j, l, k] * ang[k]
-            Bvec[l] += s
+            for l in range(ints[a, 4], ints[a, 4] + ints[a, I_NV]):
+                s = 0.0
+                for k in range(3):
+                    s += ws.Jv[j, l, k] * lin[k] + ws.Jw[j, l, k] * ang[k]
+                Bvec[l] += s
 
 
 @nb.njit(**OPTS)
 def tree_one(ints, geo, body, q, qd, Amat, Bvec, ws):
     """``A`` and ``B`` of (3.167) for one configuration (``A qdd = B + tau``), leaving the
-    chapter's intermediate quantities in ``ws``."""
+    chapter's intermediate quantities in ``ws``; False for a quaternion far from unit
+    norm."""
     for a in range(ints.shape[0]):                      # outward: joints, then bodies
-        _joint_vectors(a, ints, geo, q, qd, ws)
+        if not _joint_vectors(a, ints, geo, q, qd, ws):
+            return False
         _angular(a, ints, ws)
     _hinge_sums(ints, ws)
     _jacobians(ints, ws)
     _bias_accelerations(ints, ws)
     _mass_matrix(ints, body, Amat, ws)
     _bias_forces(ints, body, Bvec, ws)
+    return True
 
 
 @nb.njit(**OPTS)
@@ -346,9 +352,12 @@ def tree_forward(ints, geo, body, q, qd, tau, qdd):
     Bvec = np.empty(nv)
     ok = True
     for b in range(q.shape[0]):
-        tree_one(ints, geo, body, q[b], qd[b], Amat, Bvec, ws)
+        if not tree_one(ints, geo, body, q[b], qd[b], Amat, Bvec, ws):
+            ok = False
+            continue
+        spring_torques(ints, geo, q[b], qd[b], tau[b], qdd[b])
         for k in range(nv):
-            qdd[b, k] = Bvec[k] + tau[b, k]
+            qdd[b, k] += Bvec[k]
         if not cholesky_solve(Amat, qdd[b]) or not finite(qdd[b]):
             ok = False
     return ok
@@ -375,6 +384,8 @@ def tree_terms(ints, geo, body, q, qd):
 
 from . import register  # noqa: E402  (the front door, mbcourse.kernels)
 
-register("tree", tree_forward,
-         refusal="the compiled tree equations need revolute, prismatic and fixed joints "
-                 "pointing away from the base, gravity as the only load and a fixed base")
+register("tree", tree_forward, general=True,
+         refusal="the compiled tree equations need joints pointing away from the base, "
+                 "gravity, constant loads and joint springs as the only forces (no "
+                 "spring-dampers, callable loads or generalized-force callables) and a "
+                 "fixed base")

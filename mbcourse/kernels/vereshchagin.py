@@ -13,77 +13,117 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .common import INLINE, OPTS, WELD, cross, finite, fold, kinematics, matvec, shift, workspace
+from .common import (I_NV, INLINE, OPTS, cholesky_factor_n, cross, finite, fold, kinematics,
+                     lower_solve, matvec, shift, spring_torques, upper_solve, workspace)
 
 __all__ = ["vereshchagin_forward", "vereshchagin_articulated"]
 
 
+@nb.njit(**OPTS)
+def _block_solves(L, nk, MS, X, y, col, sol):
+    """``X = U^-1 (M* S)^T`` column by column and ``y <- U^-1 y``, ``U = L L^T`` (a joint with
+    ``nk > 1`` speeds)."""
+    for k in range(6):
+        for j in range(nk):
+            col[j] = MS[j, k]
+        lower_solve(L, col, sol, nk)
+        upper_solve(L, sol, sol, nk)
+        for j in range(nk):
+            X[j, k] = sol[j]
+    lower_solve(L, y, y, nk)
+    upper_solve(L, y, y, nk)
+
+
 @nb.njit(**INLINE)
 def _articulate(ints, tau, ws):
-    """Inward (3.178)-(3.179): ``U_k = S^T M* S``, fold the articulated ``M*_k``, ``Q*_k``
+    """Inward (3.178)-(3.179): per joint ``U_k = S^T M* S`` (``n_k x n_k``, ``S`` the
+    joint's ``n_k`` columns; factored ``L L^T`` in ``ws.U[k]`` when ``n_k > 1``), fold the
+    articulated
+    ``M*_k - M* S U^-1 S^T M*``, ``Q*_k - M* w0 - M* S U^-1 (tau_k + S^T (Q* - M* w0))``
     into the parent (``M*_p += C^T Ma C``, ``Q*_p += C^T Qa``)."""
-    Ms, Qs, S, w0, U, Ma, rho = ws.Ms, ws.Qs, ws.S, ws.w0, ws.U, ws.Ma, ws.rho
-    r6, MS, g6 = ws.t6[0], ws.t6[1], ws.t6[2]
+    Ms, Qs, S, w0, Ma, rho, MS, X, y = ws.Ms, ws.Qs, ws.S, ws.w0, ws.Ma, ws.rho, ws.MS, ws.X, ws.y
+    r6 = ws.t6[0]
     for i in range(ints.shape[0] - 1, -1, -1):
-        kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
-        Mk = Ms[c]
+        p, c, v0, nk = ints[i, 1], ints[i, 2], ints[i, 4], ints[i, I_NV]
+        Mk, U = Ms[c], ws.U[i]
         matvec(Mk, w0[i], r6)
         for k in range(6):
             r6[k] = Qs[c, k] - r6[k]                    # Q*_k - M*_k w0_k
-        if kind != WELD:
-            matvec(Mk, S[i], MS)
-            u = 0.0
-            f = tau[vk]
+        for r in range(6):
             for k in range(6):
-                u += S[i, k] * MS[k]                    # U_k = S^T M* S
-                f += S[i, k] * r6[k]                    # tau_k + S^T (Q* - M* w0)
-            U[i] = u
-            for r in range(6):
-                g6[r] = MS[r] / u
-                r6[r] -= g6[r] * f
+                Ma[r, k] = Mk[r, k]
+        if nk > 0:
+            for j in range(nk):
+                matvec(Mk, S[v0 + j], MS[j])            # rows of (M* S)^T
+                y[j] = tau[v0 + j]
                 for k in range(6):
-                    Ma[r, k] = Mk[r, k] - g6[r] * MS[k]
-        else:
-            Ma[:, :] = Mk
+                    y[j] += S[v0 + j, k] * r6[k]        # tau_k + S^T (Q* - M* w0)
+                for l in range(j + 1):
+                    u = 0.0
+                    for k in range(6):
+                        u += S[v0 + l, k] * MS[j, k]
+                    U[j, l] = u                         # U_k = S^T M* S
+            if nk == 1:                                 # one speed: U is a number
+                for k in range(6):
+                    X[0, k] = MS[0, k] / U[0, 0]
+                y[0] /= U[0, 0]
+            else:
+                if not cholesky_factor_n(U, nk):
+                    return False
+                _block_solves(U, nk, MS, X, y, ws.t6[1], ws.t6[2])
+            for r in range(6):
+                for j in range(nk):
+                    r6[r] -= MS[j, r] * y[j]
+                    for k in range(6):
+                        Ma[r, k] -= MS[j, r] * X[j, k]
         fold(Ma, rho[i], Ms[p])
         shift(r6, rho[i])
         for r in range(6):
             Qs[p, r] += r6[r]
+    return True
 
 
 @nb.njit(**INLINE)
 def _accelerate(ints, tau, qdd, ws):
     """Outward (3.176): ``qdd_k = U^-1 (tau_k + S^T (Q*_k - M*_k (C_k w_p + w0_k)))``,
     ``w_k = C_k w_p + S_k qdd_k + w0_k``."""
-    w, S, h, rho, w0, Ms, Qs, U = ws.w, ws.S, ws.v[8], ws.rho, ws.w0, ws.Ms, ws.Qs, ws.U
+    w, S, h, rho, w0, Ms, Qs, y = ws.w, ws.S, ws.v[8], ws.rho, ws.w0, ws.Ms, ws.Qs, ws.y
     r6, g6 = ws.t6[0], ws.t6[2]
     for r in range(6):
         w[0, r] = 0.0
     for i in range(ints.shape[0]):
-        kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
+        p, c, v0, nk = ints[i, 1], ints[i, 2], ints[i, 4], ints[i, I_NV]
         cross(w[p, 3:], rho[i], h)                   # X eps_p = eps_p x rho
         for k in range(3):
             r6[k] = w0[i, k] + w[p, k] + h[k]
             r6[k + 3] = w0[i, k + 3] + w[p, k + 3]
-        if kind != WELD:
+        if nk > 0:
             matvec(Ms[c], r6, g6)
-            acc = tau[vk]
-            for k in range(6):
-                acc += S[i, k] * (Qs[c, k] - g6[k])
-            acc /= U[i]
-            qdd[vk] = acc
-            for k in range(6):
-                r6[k] += S[i, k] * acc
+            for j in range(nk):
+                y[j] = tau[v0 + j]
+                for k in range(6):
+                    y[j] += S[v0 + j, k] * (Qs[c, k] - g6[k])
+            if nk == 1:
+                y[0] /= ws.U[i, 0, 0]
+            else:
+                lower_solve(ws.U[i], y, y, nk)
+                upper_solve(ws.U[i], y, y, nk)
+            for j in range(nk):
+                qdd[v0 + j] = y[j]
+                for k in range(6):
+                    r6[k] += S[v0 + j, k] * y[j]
         for k in range(6):
             w[c, k] = r6[k]
 
 
 @nb.njit(**INLINE)
 def _one(ints, geo, body, q, qd, tau, qdd, ws):
-    """One configuration: Yudintsev (3.172)-(3.179); True if ``qdd`` is finite."""
-    kinematics(ints, geo, body, q, qd, ws)
-    _articulate(ints, tau, ws)
-    _accelerate(ints, tau, qdd, ws)
+    """One configuration: Yudintsev (3.172)-(3.179), ``tau`` with the joint springs; True
+    if ``qdd`` is finite."""
+    spring_torques(ints, geo, q, qd, tau, ws.tq)
+    if not kinematics(ints, geo, body, q, qd, ws) or not _articulate(ints, ws.tq, ws):
+        return False
+    _accelerate(ints, ws.tq, qdd, ws)
     return finite(qdd)
 
 

@@ -489,8 +489,8 @@ def forward_dynamics_composite(model, q, qd, tau=None, *, t=0.0):
     subtrees, in ``O(n d)`` (``d`` the depth of the tree), then Cholesky. The same ``A`` and
     ``B`` as chapter 3's ``Phi m Phi^T`` (3.163)-(3.167) that :func:`forward_dynamics`
     computes, by a different algorithm; it runs the models the kernels cover
-    (:func:`mbcourse.kernels.model_data`: revolute, prismatic and fixed joints, gravity as
-    the only load, a fixed base) and raises ``ModelError`` otherwise.
+    (:func:`mbcourse.kernels.model_data`: every joint kind, gravity, constant loads and
+    joint springs, a fixed base) and raises ``ModelError`` otherwise.
 
     Parameters and result as :func:`forward_dynamics`.
 
