@@ -122,12 +122,14 @@ browser:
 	  echo "warning: no chromium: the 3D views of the site are not checked in a browser." >&2; \
 	  echo "  Debian/Ubuntu: apt-get install chromium" >&2; fi
 
-# Benchmarks (benchmarks/README.md): installs the bench extra (Pinocchio, modern_robotics)
-# into .venv, then writes benchmarks/results/{forward_dynamics.csv,.png,summary.md}.
+# Benchmarks (benchmarks/README.md): installs the bench extra (Pinocchio, modern_robotics,
+# example-robot-data) into .venv, then writes benchmarks/results/{forward_dynamics.csv,.png,
+# summary.md}, simulations.md and robots.{csv,md} (real robots, fixed and floating base).
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/simulate.py
+	$(BIN)/python benchmarks/robots.py
 
 # Pinocchio's dynamics of the shipped URDF robots (tests/data/robots_pinocchio.npz), the
 # independent reference tests/test_urdf.py compares every formulation against.
