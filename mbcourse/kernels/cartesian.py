@@ -18,7 +18,12 @@ its spatial form, written as loops:
 * the KKT system (2.49) ``[[M, Q^T], [Q, 0]] [ddX; -lam] = [F; b]`` factored by Baraff's
   tree-ordered block ``LDL^T`` without fill-in (2.55)-(2.61), erratum E12: bodies and
   joints are the nodes, each body's parent node is the joint above it and each joint's
-  the body it hangs from, eliminated from the leaves;
+  the body it hangs from, eliminated from the leaves; every ``D`` is kept as a Cholesky
+  factor (of ``D_c`` and of ``-D_a``) and the updates are one-sided (``D_p -= Q_i^T L_a``,
+  never ``L^T D L`` after an inverse), which keeps light links between heavy bodies
+  (1e-3 kg, 1e-6 kg m^2 next to 50 kg, 10 kg m^2) at 3e-13 of the dense solve, as the
+  square-root form of :func:`~mbcourse.cartesian.solvers.solve_ldlt`
+  (tests/test_cartesian_conditioning.py);
 * the joints' accelerations from their bodies' relative motion (3.104)-(3.107), as
   :func:`mbcourse.cartesian.joint_accelerations`.
 
