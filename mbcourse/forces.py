@@ -8,7 +8,8 @@ Pinocchio's ``Model``/``Data`` and of spatial_v2's ``model`` + ``jcalc``.
 
 * :func:`applied_wrenches` -- resultant force and moment about each centre of mass (inertial
   axes) of gravity, loads and spring-dampers: the book's ``F_i``, ``M_i``;
-* :func:`generalized_forces` -- joint springs and control laws, added to every ``tau``;
+* :func:`generalized_forces` -- joint springs and control laws, added to every ``tau``
+  (:func:`callable_forces`: the control laws alone);
 * :func:`damping_power` -- the power of every damper (``d(T + U)/dt`` along a motion);
 * :func:`spring_geometry`, :func:`spring_tension` -- one spring's lever arms, ``d``, tension.
 
@@ -34,8 +35,8 @@ from .errors import ModelError, ShapeError, SingularSystemError
 from .poses import body_poses, body_velocities
 from .spatial import cross
 
-__all__ = ["applied_wrenches", "generalized_forces", "damping_power", "spring_geometry",
-           "spring_tension", "evaluate"]
+__all__ = ["applied_wrenches", "generalized_forces", "callable_forces", "damping_power",
+           "spring_geometry", "spring_tension", "evaluate"]
 
 
 def evaluate(fn, t, q, qd, shape, what):
@@ -193,10 +194,19 @@ def generalized_forces(model, q, qd=None, t=0.0):
         j = s.joint
         out[..., j.v_slice] -= (s.stiffness * (q[..., j.q_slice] - s.rest)
                                 + s.damping * qd[..., j.v_slice])
+    if model.generalized_force_elements:
+        out += callable_forces(model, np.broadcast_to(q, batch + q.shape[-1:]),
+                               np.broadcast_to(qd, batch + qd.shape[-1:]), t)
+    return out
+
+
+def callable_forces(model, q, qd, t=0.0):
+    """The generalized forces (..., nv) of the ``add_generalized_force`` callables alone, at
+    a checked state (the compiled recursions add them to ``tau``, evaluated once per
+    configuration here; the joint springs they apply themselves)."""
+    out = np.zeros(q.shape[:-1] + (model.nv,))
     for g in model.generalized_force_elements:
-        out += evaluate(g.fn, t, np.broadcast_to(q, batch + q.shape[-1:]),
-                        np.broadcast_to(qd, batch + qd.shape[-1:]), (model.nv,),
-                        f"generalized force {g.name!r}")
+        out += evaluate(g.fn, t, q, qd, (model.nv,), f"generalized force {g.name!r}")
     return out
 
 

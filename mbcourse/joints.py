@@ -377,7 +377,8 @@ class Joint(Part):
     def motion(self):
         """The joint's own motion as data (:class:`Motion`), what the compiled kernels read:
         ``rotation``, ``z``, ``p``, ``k`` and ``bias`` follow from it (tests check they agree
-        with the methods above). A fixed joint has none.
+        with the methods above). A fixed joint's motion is empty (``R_a`` = orientation);
+        a joint kind that does not describe itself raises ``NotImplementedError``.
 
         Examples
         --------
@@ -388,7 +389,7 @@ class Joint(Part):
         >>> [(frame, p.tolist(), k.tolist()) for frame, p, k in j.motion().speeds]
         [(0, [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]), (0, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0])]
         """
-        return Motion()
+        raise NotImplementedError(f"{type(self).__name__} does not describe its motion")
 
     @property
     def elementary_motion(self):
@@ -905,6 +906,9 @@ class Fixed(Joint):
     """No relative motion (a weld): ``R_a = orientation``, ``z = 0``; ``nq = nv = 0``."""
 
     kind, nq, nv, coordinate_names = "fixed", 0, 0, ()
+
+    def motion(self):
+        return Motion()
 
     def spatial_rows(self):
         return self._point_rows(_EYE) + self._lock_rows()

@@ -86,9 +86,8 @@ class RecursionData:
         kinematic quantities the force evaluation receives.
     kernel : tuple or None
         The packed constants of the compiled recursion (:mod:`mbcourse.kernels`) when it
-        applies: joints pointing away from the base (every kind), gravity, constant loads,
-        joint springs and the given ``tau`` as the only forces, a fixed base. ``None``
-        otherwise (the NumPy recursion runs).
+        applies: joints pointing away from the base (every kind), no callable loads, no
+        prescribed base motion. ``None`` otherwise (the NumPy recursion runs).
     """
 
     joints: tuple
@@ -466,8 +465,8 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
         Time (loads, base motion).
     compiled : bool, optional
         ``None`` (default): the compiled recursion (:mod:`mbcourse.kernels`) when it
-        applies (:func:`mbcourse.kernels.model_data`: every joint kind, gravity, constant
-        loads and joint springs, a fixed base; float64 arrays of shape (nq,) or (B, nq)),
+        applies (:func:`mbcourse.kernels.model_data`: every joint kind, floating bases
+        included, and every force element but callable loads; no prescribed base motion),
         the NumPy recursion otherwise. ``False``: always
         the NumPy recursion. ``True``: refuse (``ModelError``) a model the kernel cannot run.
 
@@ -498,7 +497,8 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     out, state = route(model, "vereshchagin", q, qd, tau, t,
                        what="mb.vereshchagin.forward_dynamics",
                        check=lambda: model.check_state(q, qd, tau, t=t), compiled=compiled,
-                       data=k.kernel, applies=k.kernel is not None)
+                       data=k.kernel, applies=k.kernel is not None,
+                       generalized=lambda s: model_forces.callable_forces(model, s.q, s.qd, s.t))
     if out is not None:
         return out
     if state is None:

@@ -10,8 +10,9 @@ Checked here by two independent routes:
   joint kind (free root, spherical, universal, cylindrical, screw, prismatic, revolute,
   fixed, a free joint in the middle), give the NumPy routes' intermediate quantities and
   accelerations, and Ivanov's sweep gives back the speeds from the momenta;
-* with constant loads (inertial and body axes, at points) and joint springs packed into the
-  kernels, the same, and a model edited after a call never gives the old answer.
+* with constant loads (inertial and body axes, at points), joint springs and spring-dampers
+  packed into the kernels and control laws handed in as numbers, the same, and a model
+  edited after a call never gives the old answer.
 """
 
 import numpy as np
@@ -288,3 +289,72 @@ def test_an_edited_load_or_spring_never_gives_the_old_answer_and_callables_stay_
     assert kernels.model_data(model) is None
     with pytest.raises(mb.ModelError, match="compiled recursion needs"):
         mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=True)
+
+
+def test_a_control_law_is_evaluated_once_per_configuration_and_handed_to_the_recursions():
+    """A generalized-force callable (a PD law on every speed): evaluated in Python on the
+    checked state, added to ``tau``; the kernels give the NumPy routes' answer, the sweep
+    ignores it (the inertia alone), chapter 2's kernel declines."""
+    model = every_kind(True, seed=3)
+    calls = []
+
+    def law(t, q, qd):
+        calls.append(t)
+        return -3.0 * qd - 0.5 * np.sin(t) * np.ones(model.nv)
+
+    model.add_generalized_force(law, name="pd")
+    q, qd, tau = random_state(model, np.random.default_rng(10), 6)
+    want = mb.vereshchagin.forward_dynamics(model, q, qd, tau, t=0.7, compiled=False)
+    calls.clear()
+    for what, f in (("vereshchagin", mb.vereshchagin.forward_dynamics),
+                    ("tree", mb.tree.forward_dynamics)):
+        _close(f(model, q, qd, tau, t=0.7, compiled=True), want, tol=1e-11, what=what)
+    _close(mb.tree.forward_dynamics_composite(model, q, qd, tau, t=0.7), want, tol=1e-11)
+    assert len(calls) == 3 * 6                          # once per configuration and call
+    assert kernels.KERNELS["cartesian"].pack(model) is None
+    p, _ = mb.poisson.momenta(model, q, qd)
+    _close(mb.poisson.velocities(model, q, p), qd, tol=1e-11, what="sweep")
+    with pytest.raises(mb.errors.ModelError, match="generalized force 'pd'"):
+        bad = every_kind(True, seed=3)
+        bad.add_generalized_force(lambda t, q, qd: 1 / 0, name="pd")
+        mb.vereshchagin.forward_dynamics(bad, q[0], qd[0])
+
+
+def test_spring_dampers_run_inside_vereshchagins_and_the_composite_kernels():
+    """Spring-dampers between bodies (and to the ground), with the loads and joint springs:
+    Vereshchagin's and the composite-body kernels equal the NumPy routes; chapter 3's kernel
+    declines them (it computes no absolute velocities); coinciding points are named."""
+    model = _loaded(every_kind(True, seed=4))
+    model.add_spring("tether", "ground", "b3", point_a=(1.0, 1.0, 0.2), point_b=(0.1, 0, 0),
+                     stiffness=20.0, rest_length=0.5, damping=1.5)
+    model.add_spring("link", "b1", "b5", point_a=(0.2, 0.0, 0.0), point_b=(0.0, 0.1, 0.1),
+                     stiffness=7.0, rest_length=0.3, damping=0.4)
+    model.add_spring("soft", "root", "b7", stiffness=3.0)
+    data = kernels.model_data(model)
+    assert data.spring_dampers and kernels.KERNELS["tree"].pack(model) is None
+    q, qd, tau = random_state(model, np.random.default_rng(11), 5)
+    want = mb.tree.forward_dynamics(model, q, qd, tau, compiled=False)
+    _close(mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=False), want, tol=1e-11)
+    _close(mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=True), want, tol=1e-11)
+    _close(mb.tree.forward_dynamics_composite(model, q, qd, tau), want, tol=1e-11)
+    with pytest.raises(mb.ModelError, match="compiled tree equations need"):
+        mb.tree.forward_dynamics(model, q, qd, tau, compiled=True)
+    p, _ = mb.poisson.momenta(model, q, qd)
+    _close(mb.poisson.velocities(model, q, p), qd, tol=1e-11, what="sweep")
+    governor = mb.models.flyball_governor()
+    assert governor.springs and kernels.model_data(governor) is not None
+    qg, qdg = mb.models.flyball_governor_state(governor, spin=3.0)
+    _close(mb.vereshchagin.forward_dynamics(governor, qg, qdg, compiled=True),
+           mb.vereshchagin.forward_dynamics(governor, qg, qdg, compiled=False), tol=1e-11)
+    bad = mb.models.double_pendulum()                   # a spring whose ends meet
+    bad.add_spring("zero", 1, 2, point_a=(0.5, 0, 0), point_b=(-0.5, 0, 0), stiffness=1.0,
+                   rest_length=0.2)
+    with pytest.raises(mb.SingularSystemError, match="spring 'zero'"):
+        mb.vereshchagin.forward_dynamics(bad, np.zeros(2), np.zeros(2))
+
+
+def test_a_zero_dimensional_input_is_named_not_an_index_error():
+    model = mb.models.double_pendulum()
+    for q, qd in ((np.zeros(2), np.array(0.0)), (np.array(0.0), np.zeros(2))):
+        with pytest.raises(mb.ShapeError):
+            mb.vereshchagin.forward_dynamics(model, q, qd)

@@ -5,10 +5,11 @@ arrays, and a recursion over a few bodies makes hundreds of them; written as loo
 bodies with scalar arithmetic on 3-vectors and 6x6 matrices and compiled by numba, the same
 recursion costs a few microseconds per configuration. Each chapter's kernel computes that
 chapter's algorithm with its intermediate quantities, and the tests compare those with the
-NumPy route (tests/test_kernels.py):
+NumPy route (tests/test_kernels.py, test_kernels_chapters.py, test_kernels_joints.py):
 
 ============================  ==================================================
-:mod:`.common`                joint kinds, 3-vector/6x6 loops, the kinematics pass
+:mod:`.common`                the jcalc (``joint_motion``), loads, springs, 3-vector/6x6
+                              loops, the kinematics pass
 :mod:`.cartesian`             chapter 2, the chapter's rows (2.22), KKT (2.49) by Baraff's
                               ``LDL^T`` (2.55)-(2.61), the multipliers ``lam``
 :mod:`.tree`                  chapter 3, ``A = Phi m Phi^T`` and ``B`` (3.163)-(3.167)
@@ -43,7 +44,7 @@ when it is not None and otherwise runs its NumPy version on ``state`` (checked o
 
 Joints and forces
 -----------------
-The kernels never switch on a joint's kind: each joint is packed as its own motion
+The recursions never switch on a joint's kind: each joint is packed as its own motion
 (:meth:`mbcourse.joints.Joint.motion`: up to two turns about axes, a unit quaternion, up to
 three slides, and per speed the axis vectors ``p``, ``k`` in the parent's, the first
 turn's or the child's frame), and one jcalc (:func:`.common.joint_motion`) evaluates
@@ -52,10 +53,14 @@ from a fixed joint to a free one. The recursions (chapters 3 and 4, composite bo
 Ivanov's sweep) run on every kind; chapter 2's rows and chapter 6's cut joints are written
 for the one-coordinate kinds in ``ints[:, 0]``: :data:`REVOLUTE`, :data:`PRISMATIC`,
 :data:`WELD` (a fixed joint) (:data:`GENERAL` marks the others, and those kernels decline).
-Constant loads (per body, :func:`.common.load_wrench`) and joint springs (per speed,
-:func:`.common.spring_torques`) are packed too and applied inside the recursions;
-spring-dampers between bodies, callable loads and generalized-force callables, and a
-prescribed base motion, take the NumPy routes.
+Constant loads (per body, :func:`.common.load_wrench`), joint springs (per speed,
+:func:`.common.spring_torques`) and spring-dampers between bodies (rows of ``geo`` after the
+joints', :func:`.common.spring_wrenches`) are packed too and applied inside Vereshchagin's
+and the composite-body kernels (chapter 3's applies the first two and declines
+spring-dampers); generalized-force callables are evaluated in Python once per configuration
+and added to ``tau`` (:func:`route`). Ivanov's sweep solves ``M qd = p`` with the inertia
+alone. Callable loads and a prescribed base motion (``set_base_motion``; a floating body on
+a free joint is fine) take the NumPy routes.
 """
 
 from __future__ import annotations
@@ -75,8 +80,9 @@ def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
     a kernel that calls one from another module (chapter 6's calls chapter 3's and chapter
     2's) would keep the callee's old code after that module changed. The cache beside the
     kernels is therefore tied to all their sources at once: a fingerprint of them (each file's
-    CRC-32 and size) is stamped in it, and its machine code is dropped when they differ. (A read-only installation is never
-    edited, and numba then caches in its own user directory.)"""
+    CRC-32 and size) is stamped in it, and its machine code is dropped when they differ. (A
+    read-only installation is never edited, and numba then caches in its own user
+    directory.)"""
     sources = [(p.name, p.read_bytes()) for p in sorted(folder.glob("*.py"))]
     want = " ".join(f"{name}:{zlib.crc32(text):08x}:{len(text)}" for name, text in sources)
     cache = folder / "__pycache__"
@@ -98,7 +104,8 @@ def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
 _drop_stale_machine_code()
 
 from ..errors import ModelError, TopologyError  # noqa: E402
-from .common import (B_BODY, B_FORCE, B_LEVER, BODY_COLUMNS, GENERAL, GEO_COLUMNS,  # noqa: E402
+from .common import (B_BODY, B_FORCE, B_LEVER, B_SPRINGS, BODY_COLUMNS, GENERAL,  # noqa: E402
+                     GEO_COLUMNS, S_A, S_B, S_C, S_K, S_L0, S_PA, S_PB,
                      G_SLIDE, G_SPEED, G_SPRING, G_TURN1, I_FRAME, I_NV, I_QUAT, I_SLIDE,
                      I_TURN1, INT_COLUMNS, OPTS, PRISMATIC, REVOLUTE, WELD)
 
@@ -125,8 +132,11 @@ class ModelData(NamedTuple):
     and the loads switched off) and ``springless`` (``geo`` without the joint springs), the
     numbers of speeds ``nv`` and coordinates ``nq``, ``simple``: every joint revolute,
     prismatic or fixed (the kinds chapters 2 and 6's kernels are written for; the recursions
-    run every joint) and ``forces``: the model has loads or joint springs (which only the
-    recursions apply)."""
+    run every joint), ``forces``: the model has loads, joint springs or generalized-force
+    callables (which only the recursions apply), ``callables``: it has the last (which
+    :func:`route` evaluates and adds to ``tau``) and ``spring_dampers``: it has
+    spring-dampers between bodies (which the recursions on :func:`.common.kinematics`
+    apply: Vereshchagin's, composite bodies; chapter 3's kernel declines them)."""
     ints: np.ndarray
     geo: np.ndarray
     body: np.ndarray
@@ -136,6 +146,8 @@ class ModelData(NamedTuple):
     simple: bool = True
     forces: bool = False
     springless: np.ndarray | None = None
+    callables: bool = False
+    spring_dampers: bool = False
 
     def args(self, gravity=True):
         """The kernels' leading arguments ``(ints, geo, body)``; ``gravity=False``: the
@@ -149,8 +161,8 @@ class ModelData(NamedTuple):
 class Kernel(NamedTuple):
     """A registered kernel: its batch ``function``, the ``pack(model)`` that prepares its
     constants (or None when it does not apply), the ``refusal`` ``compiled=True`` raises and
-    whether it runs every joint kind (``general``) or only revolute, prismatic and fixed
-    joints."""
+    whether it runs every joint kind and force element the recursions apply (``general``)
+    or only revolute, prismatic and fixed joints with gravity as the only force."""
     function: Callable
     pack: Callable
     refusal: str
@@ -164,8 +176,9 @@ KERNELS: dict[str, Kernel] = {}
 def register(name, function, *, refusal, pack=None, general=False):
     """Register ``function`` (``kernel(*args, q, qd, tau, qdd) -> bool``) as kernel ``name``
     for :func:`route`; ``pack(model)`` (default :func:`model_data`) prepares its leading
-    arguments (by default :func:`model_data`, or None unless every joint is revolute,
-    prismatic or fixed when the kernel is not ``general``); ``refusal`` is the message
+    arguments (by default :func:`model_data` for a ``general`` kernel, otherwise
+    :func:`model_data` only when every joint is revolute, prismatic or fixed and gravity is
+    the only force, else None); ``refusal`` is the message
     ``compiled=True`` raises when it does not apply; ``general``: the kernel runs every joint
     kind (it reads the joints' packed motion).
 
@@ -220,14 +233,17 @@ def _pack_motion(row_i, row_g, motion, q0, v0):
 
 def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_point, q_index,
                v_index, masses, inertias, gravity=(0.0, 0.0, 0.0), motions=None, loads=None,
-               springs=None):
+               springs=None, spring_dampers=None):
     """Pack a tree's constants for the kernels.
 
     ``motions`` (optional, one per joint): each joint's own motion ``(turns, quaternion,
     slides, speeds)`` (:meth:`mbcourse.joints.Joint.motion`); by default the one-coordinate
     motion of ``kinds`` and ``axis``. ``loads`` (optional, (n, 21)): per body the constant
     loads' columns ``B_FORCE:`` of ``body`` (:func:`_pack_loads`); ``springs`` (optional,
-    (m, 18)): per joint and speed a joint spring's ``(stiffness, rest, damping)``.
+    (m, 18)): per joint and speed ``(stiffness, stiffness rest, damping)`` summed over the
+    joint's springs (:func:`_pack_joint_springs`);
+    ``spring_dampers`` (optional, (S, 11)): one row per spring-damper between bodies,
+    appended to ``geo`` after the joints' rows (their number in ``body[0, B_SPRINGS]``).
 
     Returns
     -------
@@ -237,11 +253,12 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
     geo : ndarray, shape (m, 87)
         ``axis (3), orientation (9, row-major), parent_point (3), child_point (3)``, then
         the motion's turn axes, slide vectors and per speed ``(p, k)``, then per speed the
-        joint spring (``G_SPRING``).
+        joint springs (``G_SPRING``); then one row per spring-damper.
     body : ndarray, shape (n + 1, 31)
         ``mass, inertia (9, row-major, body axes)`` per body, then its constant loads
         (``B_FORCE``, ``B_LEVER``, ``B_BODY``); row 0 (the base) holds the gravity vector
-        in columns 1..3.
+        in columns 1..3, the number of spring-dampers in ``B_SPRINGS`` and 1 in ``B_FORCE``
+        when some body carries a constant load.
 
     Examples
     --------
@@ -265,11 +282,17 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
         _pack_motion(ints[i], geo[i], motion, ints[i, 3], ints[i, 4])
     if springs is not None:
         geo[:, G_SPRING:] = springs
+    S = 0 if spring_dampers is None else len(spring_dampers)
+    if S:
+        rows = np.zeros((S, GEO_COLUMNS))
+        rows[:, :spring_dampers.shape[1]] = spring_dampers
+        geo = np.concatenate([geo, rows])
     n = len(masses)
     body = np.zeros((n + 1, BODY_COLUMNS))
     body[1:, 0] = masses
     body[1:, 1:10] = np.asarray(inertias, float).reshape(n, 9)
     body[0, 1:4] = gravity
+    body[0, B_SPRINGS] = S
     if loads is not None:
         body[1:, B_FORCE:] = loads
         body[0, B_FORCE] = float(np.any(loads != 0.0))  # the flag: some body carries a load
@@ -292,11 +315,14 @@ def _joint_kind(j):
 def model_data(model):
     """The packed constants of a Model for the kernels, or ``None`` when they do not apply.
 
-    The kernels cover trees whose joints point away from the base, with gravity as the only
-    load (no loads, spring-dampers, joint springs, generalized-force callables) and a fixed
-    base; the recursions (chapters 3 and 4, composite bodies) run every joint kind, chapters
-    2 and 6's kernels revolute, prismatic and fixed joints (``simple``); the formulations
-    run their NumPy versions otherwise. Prepared once per model version.
+    The kernels cover trees whose joints point away from the base, on a fixed base, with no
+    spring-dampers and no callable loads. The recursions (chapters 3 and 4, composite
+    bodies, Ivanov's sweep) run every joint kind, gravity, constant loads, joint springs
+    (on joints whose coordinates are their speeds' integrals) and generalized-force
+    callables (:func:`route` adds them to ``tau``); chapters 2 and 6's kernels need revolute,
+    prismatic and fixed joints and gravity as the only force (``simple`` and not
+    ``forces``). The formulations run their NumPy versions otherwise. Prepared once per
+    model version.
 
     Returns
     -------
@@ -310,8 +336,7 @@ def model_data(model):
     (2, True)
     """
     def build():
-        if (model.base_motion is not None or model.springs
-                or model.generalized_force_elements):
+        if model.base_motion is not None:
             return None
         try:
             joints = model.outward_joints("the compiled kernels")
@@ -327,16 +352,20 @@ def model_data(model):
             [j.parent_point for j in joints], [j.child_point for j in joints],
             [j.q_slice.start for j in joints], [j.v_slice.start for j in joints],
             model.masses(), model.inertias(), model.gravity,
-            motions=[j.motion() for j in joints], loads=loads, springs=springs)
+            motions=[j.motion() for j in joints], loads=loads, springs=springs,
+            spring_dampers=_pack_spring_dampers(model))
         weightless, springless = body.copy(), geo.copy()
         weightless[0, 1:4] = 0.0
+        weightless[0, B_SPRINGS] = 0.0
         weightless[:, B_FORCE:] = 0.0
         springless[:, G_SPRING:] = 0.0
         for arr in (weightless, springless):
             arr.flags.writeable = False
         return ModelData(ints, geo, body, weightless, model.nv, model.nq,
                          all(d[0] != GENERAL for d in described),
-                         bool(model.loads or model.joint_springs), springless)
+                         bool(model.loads or model.joint_springs or model.springs
+                              or model.generalized_force_elements), springless,
+                         bool(model.generalized_force_elements), bool(model.springs))
 
     return model.prepared("compiled", build)
 
@@ -361,6 +390,19 @@ def _pack_loads(model):
             row[0:3] += F
             row[3:6] += M
             row[B_LEVER - B_FORCE:B_BODY - B_FORCE] += np.outer(load.point, F).ravel()
+    return out
+
+
+def _pack_spring_dampers(model):
+    """One row per spring-damper: ``a, b, point_a, point_b, stiffness, rest_length,
+    damping`` (columns ``S_A`` ... ``S_C`` of :mod:`.common`), or None without any."""
+    if not model.springs:
+        return None
+    out = np.zeros((len(model.springs), S_C + 1))
+    for row, s in zip(out, model.springs):
+        row[S_A], row[S_B] = s.body_a, s.body_b
+        row[S_PA:S_PA + 3], row[S_PB:S_PB + 3] = s.point_a, s.point_b
+        row[S_K], row[S_L0], row[S_C] = s.stiffness, s.rest_length, s.damping
     return out
 
 
@@ -409,7 +451,7 @@ def fast_arrays(nv, q, qd, tau, t, nq=-1):
     and (nv,) or (B, nv), ``tau`` like ``qd`` or None, a finite ``t``; ``nq = nv`` by
     default); ``None`` otherwise (the caller then checks them the long way)."""
     if (q.__class__ is not _NDARRAY or qd.__class__ is not _NDARRAY
-            or q.dtype is not _F8 or qd.dtype is not _F8):
+            or q.dtype is not _F8 or qd.dtype is not _F8 or q.ndim == 0 or qd.ndim == 0):
         return None
     shape = qd.shape
     if (q.shape[:-1] != shape[:-1] or shape[-1] != nv or q.shape[-1] != (nv if nq < 0 else nq)
@@ -459,7 +501,7 @@ def batch(function, args, q, qd, tau, qdd):
 
 
 def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=True,
-          data=None, applies=True):
+          data=None, applies=True, generalized=None):
     """The front door of the compiled route: try kernel ``kernel`` on a formulation's inputs.
 
     The kernel runs on the inputs as they are when they need no conversion
@@ -481,12 +523,18 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
         ``None`` try the kernel when it applies, ``False`` skip it, ``True`` raise
         :class:`~mbcourse.errors.ModelError` (the kernel's refusal) when it does not apply.
     gravity : bool
-        ``False`` runs the kernel with gravity switched off.
+        ``False`` runs the kernel on the inertia alone (gravity, loads and springs
+        switched off, no callables).
     data : optional
         The kernel's packed constants when the formulation prepares them (default
         ``pack(model)`` of the registered kernel).
     applies : bool
         ``False`` when the call's options rule the kernel out.
+    generalized : callable, optional
+        ``generalized(state) -> (B, nv)``: the model's generalized-force callables at a
+        checked state (:func:`mbcourse.forces.callable_forces`). A model that has them runs
+        the kernel only when this is given: on the checked state, with them added to
+        ``tau`` (evaluated once per configuration in Python, handed in as numbers).
 
     Returns
     -------
@@ -514,6 +562,18 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
             raise ModelError(f"{what}: {entry.refusal}; use compiled=None")
         return None, None
     args = data.args(gravity)
+    if gravity and getattr(data, "callables", False):
+        if generalized is None:                     # the caller cannot evaluate them
+            if compiled:
+                raise ModelError(f"{what}: {entry.refusal}; use compiled=None")
+            return None, None
+        state = check()
+        q_, qd_, tau_ = state_arrays(state)
+        tau_ += np.asarray(generalized(state), dtype=float).reshape(tau_.shape)
+        out = np.zeros(qd_.shape)
+        if batch(entry.function, args, q_, qd_, tau_, out):
+            return state.result(out, what), state
+        return None, state
     fast = fast_arrays(data.nv, q, qd, tau, t, getattr(data, "nq", -1))
     if fast is not None:
         out = np.zeros(fast[1].shape)
@@ -533,9 +593,8 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
 # ---------------------------------------------------------------- the registered kernels
 from . import composite, loops, poisson, vereshchagin  # noqa: E402
 
-_TREE_JOINTS = ("joints pointing away from the base, gravity, constant loads and joint "
-                "springs as the only forces (no spring-dampers, callable loads or "
-                "generalized-force callables) and a fixed base")
+_TREE_JOINTS = ("joints pointing away from the base, no prescribed base motion (a free "
+                "joint is fine) and no callable loads")
 register("vereshchagin", vereshchagin.vereshchagin_forward, general=True,
          refusal=f"the compiled recursion needs {_TREE_JOINTS}")
 register("poisson", poisson.sweep_velocities, general=True,

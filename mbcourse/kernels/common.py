@@ -22,7 +22,7 @@ import numba as nb
 import numpy as np
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "INLINE", "Work", "workspace",
-           "joint_workspace", "joint_motion", "load_wrench", "spring_torques",
+           "joint_workspace", "joint_motion", "load_wrench", "spring_torques", "spring_wrenches",
            "cross", "cholesky_factor_n",
            "mv3", "mtv3", "mm3", "take",
            "matvec", "matmul", "shift", "fold", "rodrigues", "kinematics", "centres",
@@ -37,16 +37,22 @@ REVOLUTE, PRISMATIC, WELD, GENERAL = 0, 1, 2, 3
 
 # Where a joint's own motion (:class:`mbcourse.joints.Motion`) sits in its packed rows.
 # ints: the number of speeds, the turns' (q, speed) indices, the quaternion's first index,
-# the slides' q indices and each speed's frame (model indices; -1 where absent).
+# the slides' q indices (model indices; -1 where absent) and each speed's frame (the codes
+# PARENT, FIRST_TURN, CHILD of mbcourse.joints).
 I_NV, I_TURN1, I_TURN2, I_QUAT, I_SLIDE, I_FRAME, INT_COLUMNS = 5, 6, 8, 10, 11, 14, 20
 # geo: the turns' axes, the slides' vectors and each speed's (p, k) in its frame, then per
-# speed a joint spring's (stiffness, rest, damping).
+# speed (stiffness, stiffness rest, damping) summed over the joint's springs.
 G_TURN1, G_TURN2, G_SLIDE, G_SPEED, G_SPRING, GEO_COLUMNS = 18, 21, 24, 33, 69, 87
 # body: mass, inertia (9), then the constant loads: a force and a torque in inertial axes
 # (B_FORCE), the moments' coefficients G (3 x 3) of the inertial forces' points (B_LEVER),
 # a force and a torque (about the centre) in body axes (B_BODY); row 0 (the base, which
 # carries no load) holds 1 in column B_FORCE when any body carries one.
 B_FORCE, B_LEVER, B_BODY, BODY_COLUMNS = 10, 16, 25, 31
+# Spring-dampers between bodies: their number in row 0 of body (column B_SPRINGS), one row
+# each in geo after the joints' rows: the bodies a, b (S_A, S_B), the points (body axes, from
+# the centres; S_PA, S_PB), stiffness, rest length and damping (S_K, S_L0, S_C).
+B_SPRINGS = 4
+S_A, S_B, S_PA, S_PB, S_K, S_L0, S_C = 0, 1, 2, 5, 8, 9, 10
 # the frames of Motion.speeds (mbcourse.joints.PARENT, FIRST_TURN, CHILD)
 _FIRST_TURN, _CHILD = 1, 2
 #: A quaternion whose norm differs from 1 by more than this is declined (the checked route
@@ -86,12 +92,14 @@ class Work(NamedTuple):
     ``w`` (n1, 6), wrenches ``f`` (n1, 6), composite inertias ``Ic`` (n1, 6, 6), central
     inertias in body axes ``J0`` (n1, 3, 3), ``up`` (n1,) the joint above a body. Per joint:
     ``rho`` (m, 3) parent's centre -> child's, ``w0`` (m, 6) of (3.174), ``U`` (m, 6, 6)
-    the Cholesky factor of ``S^T M* S`` (its leading ``n_k x n_k`` block), fixed
+    ``S^T M* S`` itself for one speed, its Cholesky factor (the leading ``n_k x n_k``
+    block) for ``n_k > 1``, fixed
     orientations ``R0`` (m, 3, 3). Per speed: ``S`` (nv, 6) of (3.174). Row 0 of the per-body
     arrays is the base (``A_0 = E``, ``om_0 = 0``, set by :func:`workspace` and never
     written). Scratch: ``t3`` (3, 3, 3), ``v`` (9, 3), ``t6`` (3, 6), ``Ma``, ``MS``, ``X``
-    (6, 6), ``F`` (6,), ``y`` (6,), ``tq`` (nv,) (``tau`` with the joint springs) and the
-    joint's own motion ``jw`` (:func:`joint_workspace`)."""
+    (6, 6), ``F`` (6,), ``y`` (6,), ``tq`` (nv,) (``tau`` with the joint springs), the
+    centres ``r`` and their velocities ``vel`` (n1, 3) (filled only for spring-dampers) and
+    the joint's own motion ``jw`` (:func:`joint_workspace`)."""
     A: np.ndarray
     om: np.ndarray
     Ms: np.ndarray
@@ -115,6 +123,8 @@ class Work(NamedTuple):
     X: np.ndarray
     y: np.ndarray
     tq: np.ndarray
+    r: np.ndarray
+    vel: np.ndarray
     jw: np.ndarray
 
 
@@ -194,7 +204,7 @@ def workspace(ints, geo, body):
     (the joints' fixed orientations and the bodies' inertias as 3x3 matrices) filled in."""
     m, n1, nv = ints.shape[0], body.shape[0], speed_count(ints)
     sizes = (n1 * 9, n1 * 3, n1 * 36, n1 * 6, n1 * 6, n1 * 6, n1 * 36, n1 * 9, m * 3, nv * 6,
-             m * 6, m * 36, m * 9, 27, 27, 18, 36, 6, 36, 36, 6, nv)
+             m * 6, m * 36, m * 9, 27, 27, 18, 36, 6, 36, 36, 6, nv, n1 * 3, n1 * 3)
     at = np.zeros(len(sizes) + 1, dtype=np.int64)
     for k in range(len(sizes)):
         at[k + 1] = at[k] + sizes[k]
@@ -210,7 +220,8 @@ def workspace(ints, geo, body):
               buf[at[14]:at[15]].reshape((9, 3)), buf[at[15]:at[16]].reshape((3, 6)),
               buf[at[16]:at[17]].reshape((6, 6)), buf[at[17]:at[18]],
               buf[at[18]:at[19]].reshape((6, 6)), buf[at[19]:at[20]].reshape((6, 6)),
-              buf[at[20]:at[21]], buf[at[21]:at[22]], joint_workspace())
+              buf[at[20]:at[21]], buf[at[21]:at[22]], buf[at[22]:at[23]].reshape((n1, 3)),
+              buf[at[23]:at[24]].reshape((n1, 3)), joint_workspace())
     for i in range(m):
         for r in range(3):
             for c in range(3):
@@ -458,16 +469,76 @@ def joint_motion(i, ints, geo, q, qd, R0, jw):
     return True
 
 
+@nb.njit(**INLINE)
+def _centre(p, c, wp, wc, lp, lc, kv, rho, r, vel, h):
+    """``r_c = r_p + rho`` and ``v_c = v_p + w_p x l_p + A_p k qd + w_c x l_c``."""
+    cross(wp, lp, h)
+    for k in range(3):
+        r[c, k] = r[p, k] + rho[k]
+        vel[c, k] = vel[p, k] + h[k] + kv[k]
+    cross(wc, lc, h)
+    for k in range(3):
+        vel[c, k] += h[k]
+
+
+@nb.njit(**OPTS)
+def spring_wrenches(geo, m, body, ws):
+    """Add the spring-dampers' forces to ``Q_c`` (their rows of ``geo`` after the ``m``
+    joints'): tension ``T = c_s (L - L0) + d dL/dt`` along ``u`` from point ``a`` to point
+    ``b``, ``+T u`` on ``a`` and ``-T u`` on ``b`` with their moments about the centres (as
+    :func:`mbcourse.forces.applied_wrenches`). False where a spring's points coincide and
+    its direction matters (the checked route then names the spring)."""
+    A, r, vel, om, Qs = ws.A, ws.r, ws.vel, ws.om, ws.Qs
+    la, lb, d, dd, h = ws.v[0], ws.v[1], ws.v[2], ws.v[3], ws.v[4]
+    for s in range(int(body[0, B_SPRINGS])):
+        g = geo[m + s]
+        a, b = int(g[S_A]), int(g[S_B])
+        mv3(A[a], g[S_PA:S_PA + 3], la)
+        mv3(A[b], g[S_PB:S_PB + 3], lb)
+        L2, big = 0.0, 0.0
+        for k in range(3):
+            d[k] = r[b, k] + lb[k] - r[a, k] - la[k]
+            L2 += d[k] * d[k]
+            big = max(big, abs(d[k]))
+        L = np.sqrt(L2)
+        if L <= 1e-12 * (1.0 + big) and (g[S_L0] > 0.0 or g[S_C] > 0.0):
+            return False
+        T = g[S_K] * (L - g[S_L0])
+        if g[S_C] > 0.0:
+            cross(om[b], lb, dd)
+            cross(om[a], la, h)
+            rate = 0.0
+            for k in range(3):
+                rate += d[k] * (vel[b, k] + dd[k] - vel[a, k] - h[k])
+            T += g[S_C] * rate / L
+        for k in range(3):
+            d[k] *= T / L if L > 0.0 else T            # the force on a, toward b
+        _push(a, la, d, 1.0, Qs, h)
+        _push(b, lb, d, -1.0, Qs, h)
+    return True
+
+
+@nb.njit(**INLINE)
+def _push(c, lever, f, sign, Qs, h):
+    """``Q_c += sign (f, lever x f)`` (not on the base)."""
+    if c == 0:
+        return
+    cross(lever, f, h)
+    for k in range(3):
+        Qs[c, k] += sign * f[k]
+        Qs[c, 3 + k] += sign * h[k]
+
+
 @nb.njit(**OPTS)
 def kinematics(ints, geo, body, q, qd, ws):
     """Outward pass shared by the recursions: orientations ``A`` and angular velocities
     ``om`` of the bodies, per joint ``rho`` (parent's centre -> child's) and ``w0_k`` of
     (3.174), per speed the column ``S`` (``w_k = C_k w_p + S_k qdd_k + w0_k``); per body
-    ``M_k`` and ``Q_k`` about its centre of mass (3.172), gravity and the gyroscopic moment
-    in ``Q_k``. Inertial axes throughout (the same quantities as ``mb.vereshchagin``'s NumPy
-    recursion); each joint's own motion from :func:`joint_motion`; the base's ``A``, ``om``
-    (row 0) are set by :func:`workspace`. False when a joint's motion is (a quaternion far
-    from unit norm)."""
+    ``M_k`` and ``Q_k`` about its centre of mass (3.172), gravity, the constant loads, the
+    spring-dampers and the gyroscopic moment in ``Q_k``. Inertial axes throughout (the same
+    quantities as ``mb.vereshchagin``'s NumPy recursion); each joint's own motion from
+    :func:`joint_motion`; the base's ``A``, ``om`` (row 0) are set by :func:`workspace`.
+    False for a quaternion far from unit norm or a spring whose points coincide."""
     A, om, rho, S, w0, R0, v, jw = ws.A, ws.om, ws.rho, ws.S, ws.w0, ws.R0, ws.v, ws.jw
     Pw, lp, lc, Om, kv, Kw, a0, e0, h = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
     for i in range(ints.shape[0]):
@@ -486,6 +557,8 @@ def kinematics(ints, geo, body, q, qd, ws):
             om[c, k] = om[p, k] + Om[k]
             rho[i, k] = lp[k] + lc[k]                   # parent's centre -> child's
         wp, wc = om[p], om[c]
+        if body[0, B_SPRINGS] > 0:                      # centres and their velocities
+            _centre(p, c, wp, wc, lp, lc, kv, rho[i], ws.r, ws.vel, h)
         cross(wp, Om, e0)                               # eps0 = w_p x Omega + A_p w_a
         mv3(A[p], jw[J_WA], h)
         for k in range(3):
@@ -512,6 +585,8 @@ def kinematics(ints, geo, body, q, qd, ws):
                 S[v0 + j, k] = Kw[k] + h[k]
                 S[v0 + j, k + 3] = Pw[k]
     _body_terms(body, A, om, ws.J0, ws.Ms, ws.Qs, ws.t3, v)
+    if body[0, B_SPRINGS] > 0:
+        return spring_wrenches(geo, ints.shape[0], body, ws)
     return True
 
 

@@ -384,8 +384,16 @@ def tree_terms(ints, geo, body, q, qd):
 
 from . import register  # noqa: E402  (the front door, mbcourse.kernels)
 
-register("tree", tree_forward, general=True,
+def _tree_data(model):
+    """:func:`~mbcourse.kernels.model_data` unless the model has spring-dampers (this
+    kernel computes no absolute positions and velocities for them)."""
+    from . import model_data
+
+    data = model_data(model)
+    return None if data is None or data.spring_dampers else data
+
+
+register("tree", tree_forward, general=True, pack=_tree_data,
          refusal="the compiled tree equations need joints pointing away from the base, "
-                 "gravity, constant loads and joint springs as the only forces (no "
-                 "spring-dampers, callable loads or generalized-force callables) and a "
-                 "fixed base")
+                 "no prescribed base motion (a free joint is fine), no spring-dampers and "
+                 "no callable loads")

@@ -130,8 +130,10 @@ def _one(ints, geo, body, q, qd, tau, qdd, ws):
 @nb.njit(**OPTS)
 def vereshchagin_forward(ints, geo, body, q, qd, tau, qdd):
     """Vereshchagin's recursion for a batch: ``q`` (B, nq), ``qd``, ``tau`` (B, nv) into
-    ``qdd`` (B, nv). Returns False if any input or output is not finite (the caller then
-    takes the checked route, which names the culprit)."""
+    ``qdd`` (B, nv). Returns False if any input or output is not finite, a quaternion is
+    farther than ``QUATERNION_TOL`` from unit norm, a joint's ``S^T M* S`` is not positive
+    definite or a spring's points coincide (the caller then takes the checked route, which
+    names the culprit)."""
     ws = workspace(ints, geo, body)
     ok = True
     for b in range(q.shape[0]):

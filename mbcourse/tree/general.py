@@ -469,7 +469,8 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     True
     """
     out, state = route(model, "tree", q, qd, tau, t, what="mb.tree.forward_dynamics",
-                       check=lambda: model.check_state(q, qd, tau, t=t), compiled=compiled)
+                       check=lambda: model.check_state(q, qd, tau, t=t), compiled=compiled,
+                       generalized=lambda s: model_forces.callable_forces(model, s.q, s.qd, s.t))
     if out is not None:
         return out
     if state is None:
@@ -489,8 +490,9 @@ def forward_dynamics_composite(model, q, qd, tau=None, *, t=0.0):
     subtrees, in ``O(n d)`` (``d`` the depth of the tree), then Cholesky. The same ``A`` and
     ``B`` as chapter 3's ``Phi m Phi^T`` (3.163)-(3.167) that :func:`forward_dynamics`
     computes, by a different algorithm; it runs the models the kernels cover
-    (:func:`mbcourse.kernels.model_data`: every joint kind, gravity, constant loads and
-    joint springs, a fixed base) and raises ``ModelError`` otherwise.
+    (:func:`mbcourse.kernels.model_data`: joints pointing away from the base, of every
+    kind, no callable loads, no prescribed base motion) and raises ``ModelError``
+    otherwise (``SingularSystemError`` for a state it declines).
 
     Parameters and result as :func:`forward_dynamics`.
 
@@ -504,7 +506,8 @@ def forward_dynamics_composite(model, q, qd, tau=None, *, t=0.0):
     """
     what = "mb.tree.forward_dynamics_composite"
     out, state = route(model, "composite", q, qd, tau, t, what=what,
-                       check=lambda: model.check_state(q, qd, tau, t=t), compiled=True)
+                       check=lambda: model.check_state(q, qd, tau, t=t), compiled=True,
+                       generalized=lambda s: model_forces.callable_forces(model, s.q, s.qd, s.t))
     if out is None:
         raise SingularSystemError(f"{what}: the mass matrix is not positive definite or the "
                                   "accelerations are not finite")
