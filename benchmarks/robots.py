@@ -37,7 +37,7 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from run import _time  # noqa: E402  (the same timing loop as the synthetic systems)
+from run import _time, have_external  # noqa: E402  (the same timing loop as the synthetic systems)
 
 import mbcourse as mb  # noqa: E402
 from mbcourse.errors import ModelError  # noqa: E402
@@ -323,14 +323,7 @@ def main(argv=None):
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
-    external = not args.no_external
-    if external:
-        try:
-            import pinocchio  # noqa: F401
-        except ImportError as exc:
-            print(f"note: {exc}; run `make bench` (installs the bench extra) or pass "
-                  "--no-external", file=sys.stderr)
-            external = False
+    external = not args.no_external and have_external("pinocchio")
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0, rows = time.perf_counter(), []

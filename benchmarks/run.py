@@ -375,6 +375,21 @@ def summary(rows, args):
     return "\n".join(lines) + "\n"
 
 
+def have_external(*modules):
+    """Whether the external libraries ``modules`` import; a note on stderr when not (the
+    scripts then run without them)."""
+    import importlib
+
+    try:
+        for name in modules:
+            importlib.import_module(name)
+    except ImportError as exc:
+        print(f"note: {exc}; run `make bench` (installs the bench extra) or pass "
+              "--no-external", file=sys.stderr)
+        return False
+    return True
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[2, 7, 25, 50, 200, 500])
@@ -395,15 +410,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     args.batch_for = lambda n: args.batch if n <= 50 else max(10, min(args.batch,
                                                                      args.batch_work // n))
-    external = not args.no_external
-    if external:
-        try:
-            import modern_robotics  # noqa: F401
-            import pinocchio  # noqa: F401
-        except ImportError as exc:
-            print(f"note: {exc}; run `make bench` (installs the bench extra) or pass "
-                  "--no-external", file=sys.stderr)
-            external = False
+    external = not args.no_external and have_external("modern_robotics", "pinocchio")
     if POISSON_MISSING:
         print(f"note: {POISSON_MISSING}; the Poisson methods are skipped", file=sys.stderr)
     out = pathlib.Path(args.out)
