@@ -127,9 +127,10 @@ _KINDS = {"rotation": REVOLUTE, "translation": PRISMATIC}
 
 
 class ModelData(NamedTuple):
-    """A tree's packed constants (:func:`model_data`): ``ints`` (m, 20), ``geo`` (m, 87),
-    ``body`` (n + 1, 31) (see :func:`pack_chain`), ``weightless`` (``body`` with gravity
-    and the loads switched off) and ``springless`` (``geo`` without the joint springs), the
+    """A tree's packed constants (:func:`model_data`): ``ints`` (m, 20), ``geo`` (m + S, 87)
+    (S spring-dampers), ``body`` (n + 1, 31) (see :func:`pack_chain`), ``weightless``
+    (``body`` with gravity, the loads and the spring-dampers switched off) and ``springless``
+    (``geo`` without the joint springs), the
     numbers of speeds ``nv`` and coordinates ``nq``, ``simple``: every joint revolute,
     prismatic or fixed (the kinds chapters 2 and 6's kernels are written for; the recursions
     run every joint), ``forces``: the model has loads, joint springs or generalized-force
@@ -151,7 +152,7 @@ class ModelData(NamedTuple):
 
     def args(self, gravity=True):
         """The kernels' leading arguments ``(ints, geo, body)``; ``gravity=False``: the
-        inertia alone (no gravity, loads or joint springs)."""
+        inertia alone (no gravity, loads, joint springs or spring-dampers)."""
         if gravity:
             return self.ints, self.geo, self.body
         return self.ints, (self.geo if self.springless is None else self.springless), \
