@@ -320,10 +320,11 @@ def test_a_control_law_is_evaluated_once_per_configuration_and_handed_to_the_rec
         mb.vereshchagin.forward_dynamics(bad, q[0], qd[0])
 
 
-def test_spring_dampers_run_inside_vereshchagins_and_the_composite_kernels():
+def test_spring_dampers_run_inside_the_recursions():
     """Spring-dampers between bodies (and to the ground), with the loads and joint springs:
-    Vereshchagin's and the composite-body kernels equal the NumPy routes; chapter 3's kernel
-    declines them (it computes no absolute velocities); coinciding points are named."""
+    Vereshchagin's, chapter 3's and the composite-body kernels equal the NumPy routes (B
+    too, with the centres' velocities from the derivatives of (3.150)-(3.153)); coinciding
+    points are named."""
     model = _loaded(every_kind(True, seed=4))
     model.add_spring("tether", "ground", "b3", point_a=(1.0, 1.0, 0.2), point_b=(0.1, 0, 0),
                      stiffness=20.0, rest_length=0.5, damping=1.5)
@@ -331,14 +332,16 @@ def test_spring_dampers_run_inside_vereshchagins_and_the_composite_kernels():
                      stiffness=7.0, rest_length=0.3, damping=0.4)
     model.add_spring("soft", "root", "b7", stiffness=3.0)
     data = kernels.model_data(model)
-    assert data.spring_dampers and kernels.KERNELS["tree"].pack(model) is None
+    assert data.spring_dampers and kernels.KERNELS["tree"].pack(model) is data
     q, qd, tau = random_state(model, np.random.default_rng(11), 5)
     want = mb.tree.forward_dynamics(model, q, qd, tau, compiled=False)
     _close(mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=False), want, tol=1e-11)
     _close(mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=True), want, tol=1e-11)
     _close(mb.tree.forward_dynamics_composite(model, q, qd, tau), want, tol=1e-11)
-    with pytest.raises(mb.ModelError, match="compiled tree equations need"):
-        mb.tree.forward_dynamics(model, q, qd, tau, compiled=True)
+    _close(mb.tree.forward_dynamics(model, q, qd, tau, compiled=True), want, tol=1e-11)
+    A, B = np.zeros((5, model.nv, model.nv)), np.zeros((5, model.nv))
+    tree_matrices(*data.args(), q, qd, A, B)
+    _close(B, mb.tree.bias_forces(model, q, qd) - model.generalized_forces(q, qd), what="B")
     p, _ = mb.poisson.momenta(model, q, qd)
     _close(mb.poisson.velocities(model, q, p), qd, tol=1e-11, what="sweep")
     governor = mb.models.flyball_governor()
@@ -349,8 +352,9 @@ def test_spring_dampers_run_inside_vereshchagins_and_the_composite_kernels():
     bad = mb.models.double_pendulum()                   # a spring whose ends meet
     bad.add_spring("zero", 1, 2, point_a=(0.5, 0, 0), point_b=(-0.5, 0, 0), stiffness=1.0,
                    rest_length=0.2)
-    with pytest.raises(mb.SingularSystemError, match="spring 'zero'"):
-        mb.vereshchagin.forward_dynamics(bad, np.zeros(2), np.zeros(2))
+    for f in (mb.vereshchagin.forward_dynamics, mb.tree.forward_dynamics):
+        with pytest.raises(mb.SingularSystemError, match="spring 'zero'"):
+            f(bad, np.zeros(2), np.zeros(2))
 
 
 def test_a_zero_dimensional_input_is_named_not_an_index_error():

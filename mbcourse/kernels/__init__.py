@@ -55,9 +55,8 @@ for the one-coordinate kinds in ``ints[:, 0]``: :data:`REVOLUTE`, :data:`PRISMAT
 :data:`WELD` (a fixed joint) (:data:`GENERAL` marks the others, and those kernels decline).
 Constant loads (per body, :func:`.common.load_wrench`), joint springs (per speed,
 :func:`.common.spring_torques`) and spring-dampers between bodies (rows of ``geo`` after the
-joints', :func:`.common.spring_wrenches`) are packed too and applied inside Vereshchagin's
-and the composite-body kernels (chapter 3's applies the first two and declines
-spring-dampers); generalized-force callables are evaluated in Python once per configuration
+joints', :func:`.common.spring_wrenches`) are packed too and applied inside Vereshchagin's,
+chapter 3's and the composite-body kernels; generalized-force callables are evaluated in Python once per configuration
 and added to ``tau`` (:func:`route`). Ivanov's sweep solves ``M qd = p`` with the inertia
 alone. Callable loads and a prescribed base motion (``set_base_motion``; a floating body on
 a free joint is fine) take the NumPy routes.
@@ -136,8 +135,7 @@ class ModelData(NamedTuple):
     run every joint), ``forces``: the model has loads, joint springs or generalized-force
     callables (which only the recursions apply), ``callables``: it has the last (which
     :func:`route` evaluates and adds to ``tau``) and ``spring_dampers``: it has
-    spring-dampers between bodies (which the recursions on :func:`.common.kinematics`
-    apply: Vereshchagin's, composite bodies; chapter 3's kernel declines them)."""
+    spring-dampers between bodies."""
     ints: np.ndarray
     geo: np.ndarray
     body: np.ndarray

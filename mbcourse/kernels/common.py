@@ -482,14 +482,15 @@ def _centre(p, c, wp, wc, lp, lc, kv, rho, r, vel, h):
 
 
 @nb.njit(**OPTS)
-def spring_wrenches(geo, m, body, ws):
+def spring_wrenches(geo, m, body, A, r, vel, om, Qs, v):
     """Add the spring-dampers' forces to ``Q_c`` (their rows of ``geo`` after the ``m``
     joints'): tension ``T = c_s (L - L0) + d dL/dt`` along ``u`` from point ``a`` to point
     ``b``, ``+T u`` on ``a`` and ``-T u`` on ``b`` with their moments about the centres (as
-    :func:`mbcourse.forces.applied_wrenches`). False where a spring's points coincide and
-    its direction matters (the checked route then names the spring)."""
-    A, r, vel, om, Qs = ws.A, ws.r, ws.vel, ws.om, ws.Qs
-    la, lb, d, dd, h = ws.v[0], ws.v[1], ws.v[2], ws.v[3], ws.v[4]
+    :func:`mbcourse.forces.applied_wrenches`), from the bodies' orientations ``A``, centres
+    ``r``, their velocities ``vel`` and angular velocities ``om``; ``v`` is scratch (5, 3).
+    False where a spring's points coincide and its direction matters (the checked route
+    then names the spring)."""
+    la, lb, d, dd, h = v[0], v[1], v[2], v[3], v[4]
     for s in range(int(body[0, B_SPRINGS])):
         g = geo[m + s]
         a, b = int(g[S_A]), int(g[S_B])
@@ -586,7 +587,7 @@ def kinematics(ints, geo, body, q, qd, ws):
                 S[v0 + j, k + 3] = Pw[k]
     _body_terms(body, A, om, ws.J0, ws.Ms, ws.Qs, ws.t3, v)
     if body[0, B_SPRINGS] > 0:
-        return spring_wrenches(geo, ints.shape[0], body, ws)
+        return spring_wrenches(geo, ints.shape[0], body, A, ws.r, ws.vel, om, ws.Qs, v)
     return True
 
 

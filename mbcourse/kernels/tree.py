@@ -42,9 +42,9 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .common import (B_FORCE, I_NV, J_K, J_KV, J_OM, J_P, J_R, J_SA, J_WA, J_Z, OPTS,
+from .common import (B_FORCE, B_SPRINGS, I_NV, J_K, J_KV, J_OM, J_P, J_R, J_SA, J_WA, J_Z, OPTS,
                      cholesky_solve, cross, finite, joint_motion, joint_workspace, load_wrench,
-                     mm3, mv3, spring_torques, take)
+                     mm3, mv3, spring_torques, spring_wrenches, take)
 
 __all__ = ["TreeWork", "tree_workspace", "tree_one", "tree_forward", "tree_matrices",
            "tree_terms"]
@@ -64,8 +64,9 @@ class TreeWork(NamedTuple):
     (n1, 3); ``Cstar``
     (n1, m, 3), ``dstar`` (n1, n1, 3) (column ``j`` for body ``j``), ``TD`` (m, n1, 3),
     ``Jv``, ``Jw`` (n1, nv, 3). Scratch ``col``, ``mcol`` (nv, 6), ``dof`` (nv,), ``t3``
-    (3, 3, 3), ``v`` (8, 3), the joint's own motion ``jw``. Entries off the paths stay
-    zero."""
+    (3, 3, 3), ``v`` (8, 3), the joint's own motion ``jw``; for spring-dampers the centres
+    ``r``, their velocities ``vel`` (n1, 3) and the springs' wrenches ``SF`` (n1, 6).
+    Entries off the paths stay zero."""
     up: np.ndarray
     path: np.ndarray
     depth: np.ndarray
@@ -93,6 +94,9 @@ class TreeWork(NamedTuple):
     t3: np.ndarray
     v: np.ndarray
     jw: np.ndarray
+    r: np.ndarray
+    vel: np.ndarray
+    SF: np.ndarray
 
 
 @nb.njit(**OPTS)
@@ -101,7 +105,7 @@ def tree_workspace(ints, geo, body, nv):
     out of one allocation, with the path structure, ``R0`` and ``J0`` filled in."""
     m, n1 = ints.shape[0], body.shape[0]
     buf = np.zeros(m * 9 + n1 * 27 + nv * 6 + m * 12 + n1 * 9 + n1 * m * 3 + n1 * n1 * 3
-                   + m * n1 * 3 + n1 * nv * 6 + nv * 12 + 27 + 24)
+                   + m * n1 * 3 + n1 * nv * 6 + nv * 12 + 27 + 24 + n1 * 12)
     at = np.zeros(1, dtype=np.int64)
     ints_buf = np.zeros(n1 * (n1 + 2) + nv, dtype=np.int64)
     ws = TreeWork(ints_buf[:n1], ints_buf[n1:n1 + n1 * n1].reshape((n1, n1)),
@@ -123,7 +127,9 @@ def tree_workspace(ints, geo, body, nv):
                   take(buf, at, n1 * nv * 3).reshape((n1, nv, 3)),
                   take(buf, at, nv * 6).reshape((nv, 6)), take(buf, at, nv * 6).reshape((nv, 6)),
                   ints_buf[2 * n1 + n1 * n1:], take(buf, at, 27).reshape((3, 3, 3)),
-                  take(buf, at, 24).reshape((8, 3)), joint_workspace())
+                  take(buf, at, 24).reshape((8, 3)), joint_workspace(),
+                  take(buf, at, n1 * 3).reshape((n1, 3)), take(buf, at, n1 * 3).reshape((n1, 3)),
+                  take(buf, at, n1 * 6).reshape((n1, 6)))
     ws.up[0] = -1
     for a in range(m):                                  # T column by column: path(c) =
         p, c = ints[a, 1], ints[a, 2]                   #   path(p) + joint a
@@ -298,8 +304,9 @@ def _mass_matrix(ints, body, Amat, ws):
 @nb.njit(**OPTS)
 def _bias_forces(ints, body, Bvec, ws):
     """``B = sum_j Jv_j^T (F_j - m_j U_j) + Jw_j^T (M_j - I_j eps_j - omega_j x I_j omega_j)``
-    (3.167); the applied force is the weight ``m_j g`` (``g`` in ``body[0, 1:4]``) and the
-    constant loads' ``F_j``, ``M_j`` (:func:`~mbcourse.kernels.common.load_wrench`)."""
+    (3.167); the applied forces are the weight ``m_j g`` (``g`` in ``body[0, 1:4]``), the
+    constant loads' ``F_j``, ``M_j`` (:func:`~mbcourse.kernels.common.load_wrench`) and the
+    spring-dampers' (``SF``, :func:`_springs`)."""
     lin, ang, h, F, M = ws.v[4], ws.v[5], ws.v[6], ws.v[0], ws.v[1]
     for r in range(Bvec.shape[0]):
         Bvec[r] = 0.0
@@ -309,6 +316,10 @@ def _bias_forces(ints, body, Bvec, ws):
             F[k] = M[k] = 0.0
         if body[0, B_FORCE] != 0.0:
             load_wrench(body, j, ws.Ab[j], F, M, h)
+        if body[0, B_SPRINGS] > 0:
+            for k in range(3):
+                F[k] += ws.SF[j, k]
+                M[k] += ws.SF[j, 3 + k]
         mv3(ws.I[j], ws.omega[j], h)
         cross(ws.omega[j], h, ang)
         mv3(ws.I[j], ws.eps[j], h)
@@ -337,8 +348,34 @@ def tree_one(ints, geo, body, q, qd, Amat, Bvec, ws):
     _jacobians(ints, ws)
     _bias_accelerations(ints, ws)
     _mass_matrix(ints, body, Amat, ws)
+    if body[0, B_SPRINGS] > 0 and not _springs(ints, geo, body, ws):
+        return False
     _bias_forces(ints, body, Bvec, ws)
     return True
+
+
+@nb.njit(**OPTS)
+def _springs(ints, geo, body, ws):
+    """The spring-dampers' wrenches ``SF`` about the centres: the centres ``r_c = r_p +
+    c*_pa - c*_ca`` and their velocities ``v_c = v_p + omega_p x c*_pa + k_a qd - omega_c x
+    c*_ca`` outward (the derivatives of (3.150)-(3.153)), then
+    :func:`~mbcourse.kernels.common.spring_wrenches`. False where a spring's points
+    coincide."""
+    h = ws.v[5]
+    for a in range(ints.shape[0]):
+        p, c = ints[a, 1], ints[a, 2]
+        cross(ws.omega[p], ws.Cstar[p, a], h)
+        for k in range(3):
+            ws.r[c, k] = ws.r[p, k] + ws.Cstar[p, a, k] - ws.Cstar[c, a, k]
+            ws.vel[c, k] = ws.vel[p, k] + h[k] + ws.Kv[a, k]
+        cross(ws.omega[c], ws.Cstar[c, a], h)
+        for k in range(3):
+            ws.vel[c, k] -= h[k]
+    for j in range(ws.SF.shape[0]):
+        for k in range(6):
+            ws.SF[j, k] = 0.0
+    return spring_wrenches(geo, ints.shape[0], body, ws.Ab, ws.r, ws.vel, ws.omega, ws.SF,
+                           ws.v)
 
 
 @nb.njit(**OPTS)
@@ -384,16 +421,6 @@ def tree_terms(ints, geo, body, q, qd):
 
 from . import register  # noqa: E402  (the front door, mbcourse.kernels)
 
-def _tree_data(model):
-    """:func:`~mbcourse.kernels.model_data` unless the model has spring-dampers (this
-    kernel computes no absolute positions and velocities for them)."""
-    from . import model_data
-
-    data = model_data(model)
-    return None if data is None or data.spring_dampers else data
-
-
-register("tree", tree_forward, general=True, pack=_tree_data,
+register("tree", tree_forward, general=True,
          refusal="the compiled tree equations need joints pointing away from the base, "
-                 "no prescribed base motion (a free joint is fine), no spring-dampers and "
-                 "no callable loads")
+                 "no prescribed base motion (a free joint is fine) and no callable loads")
