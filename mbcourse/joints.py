@@ -586,7 +586,6 @@ class Revolute(_AxisJoint):
         P[:, 0] = axis
         return sym_axis_angle(axis, q[0]), sp.zeros(3, 1), P
 
-
     def motion(self):
         return Motion(turns=((self.axis, 0, 0),), speeds=((PARENT, self.axis, _ZERO3),))
 
@@ -626,7 +625,6 @@ class Prismatic(_AxisJoint):
         import sympy as sp
 
         return sp.eye(3), _sym_vec(self.axis) * q[0], sp.zeros(3, 1)
-
 
     def motion(self):
         return Motion(slides=((self.axis, 0),), speeds=((PARENT, _ZERO3, self.axis),))
@@ -681,7 +679,6 @@ class Screw(_AxisJoint):
         lead = sp.nsimplify(self.lead, tolerance=1e-12, rational=True)
         return sym_axis_angle(axis, q[0]), axis * lead * q[0] / (2 * sp.pi), P
 
-
     def motion(self):
         lead = self.axis * self.pitch
         return Motion(turns=((self.axis, 0, 0),), slides=((lead, 0),),
@@ -722,7 +719,6 @@ class Cylindrical(_AxisJoint):
         P = sp.zeros(3, 2)
         P[:, 0] = axis
         return sym_axis_angle(axis, q[0]), axis * q[1], P
-
 
     def motion(self):
         return Motion(turns=((self.axis, 0, 0),), slides=((self.axis, 1),),
@@ -784,7 +780,6 @@ class Universal(Joint):
         P[:, 0], P[:, 1] = a1, R1 * a2
         return R1 * sym_axis_angle(a2, q[1]), sp.zeros(3, 1), P
 
-
     def motion(self):
         a1, a2 = self.axes
         return Motion(turns=((a1, 0, 0), (a2, 1, 1)),
@@ -834,7 +829,6 @@ class Spherical(Joint):
         raise ModelError(f"joint {self.name!r} ({self.kind}): its speeds are angular velocities, "
                          "not coordinate rates; symbolic equations need revolute, prismatic, "
                          "screw, cylindrical, universal or fixed joints")
-
 
     def motion(self):
         # speeds: the relative angular velocity in the child's axes, so p = R_a
@@ -893,7 +887,6 @@ class Free(Joint):
         return np.concatenate([np.asarray(z, dtype=float), quat], axis=-1)
 
     sympy_form = Spherical.sympy_form
-
 
     def motion(self):
         # z = the first three coordinates in parent axes (k = E), then the quaternion
