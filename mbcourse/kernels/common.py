@@ -397,10 +397,11 @@ def _copy3(src, dst):
 
 @nb.njit(**INLINE)
 def _frame_rate(frame, axis1, rate1, om, out):
-    """How fast a speed's frame turns relative to the parent (parent axes): the parent
-    itself ``0``, the frame after the first turn ``axis1 rate1``, the child ``Omega_a``."""
+    """How fast a speed's frame turns relative to the parent (parent axes): the frame after
+    the first turn ``axis1 rate1``, the child ``Omega_a`` (the parent itself does not turn:
+    :func:`joint_motion` skips its speeds)."""
     for k in range(3):
-        out[k] = 0.0 if frame == 0 else (axis1[k] * rate1 if frame == _FIRST_TURN else om[k])
+        out[k] = axis1[k] * rate1 if frame == _FIRST_TURN else om[k]
 
 
 @nb.njit(**INLINE)
