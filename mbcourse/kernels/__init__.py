@@ -314,11 +314,12 @@ def _joint_kind(j):
 def model_data(model):
     """The packed constants of a Model for the kernels, or ``None`` when they do not apply.
 
-    The kernels cover trees whose joints point away from the base, on a fixed base, with no
-    spring-dampers and no callable loads. The recursions (chapters 3 and 4, composite
-    bodies, Ivanov's sweep) run every joint kind, gravity, constant loads, joint springs
-    (on joints whose coordinates are their speeds' integrals) and generalized-force
-    callables (:func:`route` adds them to ``tau``); chapters 2 and 6's kernels need revolute,
+    The kernels cover trees whose joints point away from the base, with no prescribed base
+    motion (a floating body on a free joint is fine) and no callable loads. The recursions
+    (chapters 3 and 4, composite bodies, Ivanov's sweep) run every joint kind, gravity,
+    constant loads, joint springs (on joints whose coordinates are their speeds' integrals),
+    spring-dampers and generalized-force callables (:func:`route` adds them to ``tau``);
+    chapters 2 and 6's kernels need revolute,
     prismatic and fixed joints and gravity as the only force (``simple`` and not
     ``forces``). The formulations run their NumPy versions otherwise. Prepared once per
     model version.
