@@ -22,6 +22,8 @@ consistent state ``(q, qd)`` from their independent coordinates.
   (``benchmarks/iftomm_reference.md``).
 * :func:`alyushin_robot` — the robot of Alyushin's Fig. 1 (two revolute pairs, a screw pair,
   a clamped load; chapter 7).
+* :func:`andrews_squeezer` and :func:`andrews_squeezer_state` — Andrews' squeezing mechanism
+  (seven bodies, three loops, a spring), the integrators' test of Hairer & Wanner.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ __all__ = ["triple_pendulum", "double_pendulum", "crank_slider", "crank_slider_s
            "telegin_polar", "telegin_cartesian", "telegin_cylindrical_3",
            "telegin_cylindrical_4", "telegin_angular", "telegin_universal",
            "four_bar", "four_bar_state", "bricard", "bricard_state", "n_four_bar",
-           "n_four_bar_state", "flyball_governor", "flyball_governor_state", "alyushin_robot"]
+           "n_four_bar_state", "flyball_governor", "flyball_governor_state", "alyushin_robot",
+           "andrews_squeezer", "andrews_squeezer_state"]
 
 _Z = (0.0, 0.0, 1.0)
 
@@ -1182,3 +1185,115 @@ def alyushin_robot(H=1.0, L1=0.8, lead=0.1, l3=0.5, m1=10.0, m2=5.0, m3=2.0, m_l
                         sizes={"link1": (0.1, 0.1, H), "link2": (L1, 0.08, 0.08),
                                "link3": (l3, 0.05, 0.05), "load": tuple(load_size)})
     return m
+
+
+#: Andrews' squeezing mechanism's data (SI units), as in Hairer & Wanner, *Solving Ordinary
+#: Differential Equations II*, section VII.7, and the Bari test set for IVP solvers.
+ANDREWS_PARAMETERS = dict(
+    m1=0.04325, m2=0.00365, m3=0.02373, m4=0.00706, m5=0.07050, m6=0.00706, m7=0.05498,
+    i1=2.194e-6, i2=4.410e-7, i3=5.255e-6, i4=5.667e-7, i5=1.169e-5, i6=5.667e-7,
+    i7=1.912e-5, xa=-0.06934, ya=-0.00227, xb=-0.03635, yb=0.03273, xc=0.014, yc=0.072,
+    d=0.028, da=0.0115, e=0.02, ea=0.01421, rr=0.007, ra=0.00092, ss=0.035, sa=0.01874,
+    sb=0.01043, sc=0.018, sd=0.02, ta=0.02308, tb=0.00916, u=0.04, ua=0.01228, ub=0.00449,
+    zf=0.02, zt=0.04, fa=0.01421, c0=4530.0, l0=0.07785, mom=0.033)
+
+#: The test set's consistent start ``(beta, Theta, gamma, Phi, delta, Omega, epsilon)`` at rest.
+ANDREWS_START = (-0.0617138900142764496358948458001, 0.0, 0.455279819163070380255912382449,
+                 0.222668390165885884674473185609, 0.487364979543842550225598953530,
+                 -0.222668390165885884674473185609, 1.23054744454982119249735015568)
+
+
+def andrews_squeezer():
+    """Andrews' squeezing mechanism: seven planar bodies, three loops, a spring and a motor.
+
+    The standard test of integrators for constrained mechanisms (Hairer & Wanner, *Solving
+    Ordinary Differential Equations II*, section VII.7; the Bari test set for IVP solvers),
+    with its data :data:`ANDREWS_PARAMETERS` (no gravity). Bodies ``K1``..``K7``; every
+    joint is revolute about z:
+
+    * ``"O"`` (ground-K1 at the origin, angle ``beta``) and ``"F"`` (K1-K2, ``Theta``): the
+      crank, driven by the torque ``mom`` on K1, and the rod K2 to the point E;
+    * ``"B"`` (ground-K3 at ``(xb, yb)``, ``gamma``): the triangle K3 with the spring of
+      stiffness ``c0`` and rest length ``l0`` from its point D to the ground point C;
+    * ``"A5"`` (ground-K5 at ``(xa, ya)``, ``delta``) and ``"H"`` (K5-K4, ``Phi``);
+    * ``"A7"`` (ground-K7 at ``(xa, ya)``, ``epsilon``) and ``"G"`` (K7-K6, ``Omega``);
+    * ``"E3"``, ``"E4"``, ``"E6"``: K2 meets K3, K4 and K6 at the point E (the default cut
+      joints; 7 coordinates - 3 x 2 planar rows = 1 degree of freedom).
+
+    ``q = (beta, Theta, gamma, delta, Phi, epsilon, Omega, q_E3, q_E4, q_E6)``: the first
+    seven are the test set's angles in the order of this tree (the test set lists ``Phi``
+    before ``delta`` and ``Omega`` before ``epsilon``), measured as there: K1 turns by
+    ``beta``, K2 by ``beta + Theta``, K4 by ``delta + Phi``, K6 by ``epsilon + Omega``. The
+    data give the centres of mass of K3, K5 and K7 only as distances from their pivots
+    (``sqrt(sa^2 + sb^2)`` and so on), the one thing that enters the dynamics without
+    gravity; they are placed at ``(sa, sb)``, ``(ta, tb)``, ``(ua, ub)`` in the bodies' axes.
+    Use :func:`andrews_squeezer_state` for consistent states.
+
+    Examples
+    --------
+    >>> m = andrews_squeezer()
+    >>> m.n, m.nq, [j.name for j in m.joints][-3:], m.graph.is_tree
+    (7, 10, ['E3', 'E4', 'E6'], False)
+    """
+    p = ANDREWS_PARAMETERS
+    model = Model(gravity=(0.0, 0.0, 0.0))
+    model.parameters = dict(p)
+    for k in range(1, 8):
+        model.add_body(f"K{k}", p[f"m{k}"], np.full(3, p[f"i{k}"]))
+    E2 = (p["da"] - p["d"], 0, 0)                       # E on K2
+    H5 = (p["zt"] - p["ta"], -p["tb"], 0)               # the hinge H on K5
+    G7 = (-p["ua"], -p["u"] - p["ub"], 0)               # the hinge G on K7
+    model.add_joint("O", "revolute", "ground", "K1", child_point=(-p["ra"], 0, 0), axis=_Z)
+    model.add_joint("F", "revolute", "K1", "K2", parent_point=(p["rr"] - p["ra"], 0, 0),
+                    child_point=(p["da"], 0, 0), axis=_Z)
+    model.add_joint("B", "revolute", "ground", "K3", parent_point=(p["xb"], p["yb"], 0),
+                    child_point=(-p["sa"], -p["sb"], 0), axis=_Z)
+    model.add_joint("A5", "revolute", "ground", "K5", parent_point=(p["xa"], p["ya"], 0),
+                    child_point=(-p["ta"], -p["tb"], 0), axis=_Z)
+    model.add_joint("H", "revolute", "K5", "K4", parent_point=H5,
+                    child_point=(0, p["e"] - p["ea"], 0), axis=_Z)
+    model.add_joint("A7", "revolute", "ground", "K7", parent_point=(p["xa"], p["ya"], 0),
+                    child_point=(-p["ua"], -p["ub"], 0), axis=_Z)
+    model.add_joint("G", "revolute", "K7", "K6", parent_point=G7,
+                    child_point=(p["fa"] - p["zf"], 0, 0), axis=_Z)
+    model.add_joint("E3", "revolute", "K2", "K3", parent_point=E2,
+                    child_point=(-p["sa"], -p["ss"] - p["sb"], 0), axis=_Z)
+    model.add_joint("E4", "revolute", "K2", "K4", parent_point=E2, child_point=(0, -p["ea"], 0),
+                    axis=_Z)
+    model.add_joint("E6", "revolute", "K2", "K6", parent_point=E2, child_point=(p["fa"], 0, 0),
+                    axis=_Z)
+    model.add_spring("spring", "K3", "ground", point_a=(p["sd"] - p["sa"], -p["sc"] - p["sb"], 0),
+                     point_b=(p["xc"], p["yc"], 0), stiffness=p["c0"], rest_length=p["l0"])
+    model.add_force("K1", torque=(0.0, 0.0, p["mom"]), frame="world", name="motor")
+    return model
+
+
+def andrews_squeezer_state(model, angles=ANDREWS_START, rates=(0.0,) * 7):
+    """The Model's ``(q, qd)`` of :func:`andrews_squeezer` from the test set's seven angles.
+
+    ``angles`` and ``rates`` are ``(beta, Theta, gamma, Phi, delta, Omega, epsilon)`` and
+    their rates in the test set's order (default: its consistent start at rest); the cut
+    joints' angles follow from the bodies' (``q_E3 = gamma - beta - Theta``, ``q_E4 = delta
+    + Phi - beta - Theta``, ``q_E6 = epsilon + Omega - beta - Theta``). The angles are taken
+    as given: :func:`mbcourse.loops.assemble` makes other consistent states.
+
+    Examples
+    --------
+    >>> q, qd = andrews_squeezer_state(andrews_squeezer())
+    >>> q.round(4).tolist()[:7]
+    [-0.0617, 0.0, 0.4553, 0.4874, 0.2227, 1.2305, -0.2227]
+    """
+    out = []
+    for values, name in ((angles, "angles"), (rates, "rates")):
+        try:
+            v = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            v = np.full(1, np.nan)
+        if v.shape != (7,) or not np.all(np.isfinite(v)):
+            raise ModelError(f"andrews_squeezer_state: {name} must be 7 finite numbers "
+                             f"(beta, Theta, gamma, Phi, delta, Omega, epsilon), got {values!r}")
+        beta, theta, gamma, phi, delta, omega, eps = v
+        rod = beta + theta
+        out.append(np.array([beta, theta, gamma, delta, phi, eps, omega, gamma - rod,
+                             delta + phi - rod, eps + omega - rod]))
+    return out[0], out[1]
