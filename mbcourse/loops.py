@@ -57,7 +57,8 @@ import scipy.linalg
 
 from . import tree as _tree_formulation
 from .cartesian import system as _cartesian
-from .kernels import model_data, pack_cut, route
+from .kernels import KERNELS, model_data, pack_cut, route
+from .kernels.loops import loops_reduced
 from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
 from .graph import incidence_matrix, path_matrix, spanning_tree
@@ -771,7 +772,8 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
         User velocity rows ``a qd + a0 = 0``.
     compiled : bool, optional
         ``None`` (default): with the default cut, no extra constraints and a model of
-        revolute, prismatic and fixed joints with gravity as the only load, the compiled
+        revolute, prismatic and fixed joints whose forces are gravity, constant loads,
+        spring-dampers and joint springs on the joints the cut keeps, the compiled
         kernel :func:`mbcourse.kernels.loops.loops_forward` runs (the same equations; a state it
         cannot accept takes the checked route, which names what is open). ``False``: always
         the NumPy route; ``True``: refuse (``ModelError``) what the kernel cannot run.
@@ -821,19 +823,42 @@ _KERNEL_TOL = 1e-9
 
 def _kernel_data(model, data):
     """Packed constants of the compiled cut-joint method (:func:`mbcourse.kernels.pack_cut`),
-    or ``None`` (prepared once per model version)."""
+    or ``None`` (prepared once per model version).
+
+    The reduced tree is packed with the Model's constant loads, spring-dampers and the
+    joint springs of its own joints (the kernel evaluates them on the tree's bodies, which
+    are the Model's); a joint spring on a cut joint, a generalized-force element, a
+    prescribed base motion or a joint whose coordinates are not its speeds' integrals keep
+    the NumPy route."""
     def build():
-        if (model.base_motion is not None or model.loads or model.springs
-                or model.joint_springs or model.generalized_force_elements
-                or model.nq != model.nv):
+        if (model.base_motion is not None or model.generalized_force_elements
+                or model.nq != model.nv
+                or any(s.joint.index in data.cut for s in model.joint_springs)):
             return None
-        tree = model_data(data.reduced)
+        tree = model_data(_reduced_with_forces(model, data))
         if tree is None:
             return None
         return pack_cut(model, [model.joints[a] for a in data.cut], tree, data.q_tree,
                         data.v_tree, (_RCOND, _KERNEL_TOL))
 
     return model.prepared(("loops", "kernel", data.cut), build)
+
+
+def _reduced_with_forces(model, data):
+    """The reduced system with copies of the Model's loads, spring-dampers and the joint
+    springs of the joints it keeps (bodies keep their numbers, so the elements act on the
+    same bodies)."""
+    red = model.reduced_system(data.cut)
+    for load in model.loads:
+        red.add_force(load.body, force=load.force, torque=load.torque, point=load.point,
+                      frame=load.frame, name=load.name)
+    for s in model.springs:
+        red.add_spring(s.name, s.body_a, s.body_b, point_a=s.point_a, point_b=s.point_b,
+                       stiffness=s.stiffness, rest_length=s.rest_length, damping=s.damping)
+    for s in model.joint_springs:
+        red.add_joint_spring(s.joint.name, stiffness=s.stiffness, rest=s.rest,
+                             damping=s.damping)
+    return red
 
 
 # ------------------------------------------------------------------ reactions
@@ -1364,7 +1389,7 @@ def _check_stabilization(stabilization, baumgarte):
 class _System:
     """The reduced system's ODE: state ``(q_T, v_T)`` and the full Model's forces."""
 
-    def __init__(self, model, data, tau_fn, gains, damped, q_ref):
+    def __init__(self, model, data, tau_fn, gains, damped, q_ref, compiled=True):
         self.model, self.data, self.tau_fn, self.gains = model, data, tau_fn, gains
         self.red = data.reduced
         self.nq, self.nv = self.red.nq, self.red.nv
@@ -1372,6 +1397,15 @@ class _System:
         self.q_ref = q_ref  # branch of the cut joints' angles, follows the motion
         self.nfev = 0
         self.rank = None  # rank of H on the manifold: the largest seen at consistent states
+        # the compiled right-hand side (the same equations, chapter 6's kernel, and the
+        # dampers' power): without drive forces or Baumgarte terms, whose evaluation needs
+        # the full state
+        self.kernel = (_kernel_data(model, data) if compiled and tau_fn is None
+                       and gains is None else None)
+        if self.kernel is not None:
+            self._tau = np.zeros(self.nv)
+            self._sv = np.zeros(6 * len(self.kernel.cints))
+            self._power = np.zeros(1)
 
     def observe_rank(self):
         """Update the rank from the last evaluation, made at a consistent state (the start,
@@ -1381,6 +1415,17 @@ class _System:
         self.rank = found if self.rank is None else max(self.rank, found)
 
     def accelerations(self, t, qT, vT):
+        """``(qdd_T, q, qd)``; the compiled route leaves ``q, qd`` None (it never completes the
+        cut joints' coordinates) and hands a state it declines to the NumPy route."""
+        if self.kernel is not None:
+            qdd = np.empty(self.nv)
+            rows = loops_reduced(*self.kernel.args(), np.ascontiguousarray(qT, dtype=float),
+                                 np.ascontiguousarray(vT, dtype=float), self._tau,
+                                 -1 if self.rank is None else self.rank, qdd, self._sv,
+                                 self._power)
+            if rows >= 0:
+                self.singular_values = self._sv
+                return qdd, None, None
         q, qd, kin = _complete(self.model, self.data, qT[None], vT[None], t, self.q_ref, True)
         self.q_ref = q[0]
         tau = np.zeros((1, self.model.nv))
@@ -1392,6 +1437,13 @@ class _System:
                      baumgarte=self.gains, kin=kin, rank=self.rank)
         self.singular_values = sol.singular_values[0]
         return sol.qdd[0, self.data.v_tree], q[0], qd[0]
+
+    def dissipated(self, t, q, qd):
+        """The dampers' power at the state of the last :meth:`accelerations` (``q`` None:
+        the kernel computed it)."""
+        if q is None:
+            return self._power.copy()
+        return -np.atleast_1d(model_forces.damping_power(self.model, q, qd, t))
 
     def speeds(self, y):
         """The reduced system's speeds in an integrated state (for the blow-up test)."""
@@ -1407,7 +1459,7 @@ class _System:
         qddT, q, qd = self.accelerations(t, qT, vT)
         parts = [model_poses.qdot(self.red, qT, vT), qddT]
         if self.damped:
-            parts.append(-np.atleast_1d(model_forces.damping_power(self.model, q, qd, t)))
+            parts.append(self.dissipated(t, q, qd))
         return np.concatenate(parts)
 
     def project(self, y, t, tol=1e-13):
@@ -1428,7 +1480,7 @@ class _System:
 def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-10,
              atol=1e-10, t_eval=None, stabilization=DEFAULT_STABILIZATION, cut=None,
              planar=None, baumgarte=DEFAULT_BAUMGARTE, max_step=np.inf, cond_limit=1e4,
-             **options):
+             compiled=None, **options):
     """Integrate a closed mechanism in the reduced system's coordinates.
 
     Parameters
@@ -1453,6 +1505,13 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-
     cond_limit : float
         ``"partitioning"``: a new partition when the dependent block's condition number
         passes this.
+    compiled : bool, optional
+        ``None`` (default): the right-hand side runs chapter 6's kernel
+        (:func:`mbcourse.kernels.loops.loops_reduced`: the reduced tree's accelerations and
+        the dampers' power, the cut joints' rows from the bodies' poses) for the models
+        :func:`forward_dynamics` compiles, when there is no ``tau`` and no Baumgarte term;
+        ``False``: the NumPy route; ``True``: refuse (``ModelError``) what the kernel cannot
+        run. Projection and partitioning's Newton solves stay in NumPy.
 
     Returns
     -------
@@ -1465,40 +1524,44 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-
     200 N/m, 5 rad/s, and the Grashof four-bar, 10 rad/s, 2 s each, DOP853 at
     ``rtol = atol = tol``, 101 output points; ``drift`` largest ``|f|``, ``vdrift`` largest
     ``|df/dt|``, ``dE`` largest ``|E - E0| / max |E|``, ``nfev`` right-hand-side
-    evaluations, ``s`` wall seconds on a 2-core machine shared with other jobs)::
+    evaluations, ``s`` wall seconds on a 2-core machine shared with other jobs, the
+    kernels already compiled)::
 
         system           tol treatment        drift   vdrift       dE   nfev      s
-        crank-slider   1e-06 none           1.1e-06  5.8e-06  1.1e-05   2072    4.0
-        crank-slider   1e-06 baumgarte      5.6e-08  2.4e-06  1.7e-06   2015    4.9
-        crank-slider   1e-06 projection     4.2e-15  1.1e-15  8.0e-06   2177    6.6
-        crank-slider   1e-06 partitioning   1.4e-13  3.3e-15  1.6e-06   2111   16.1
-        crank-slider   1e-08 none           1.9e-09  1.3e-08  2.1e-08   3074    6.2
-        crank-slider   1e-08 baumgarte      4.7e-10  9.4e-09  1.6e-08   3164    5.5
-        crank-slider   1e-08 projection     8.3e-17  1.4e-15  1.4e-08   3250    6.9
-        crank-slider   1e-08 partitioning   1.4e-13  2.7e-15  3.2e-08   3275   21.7
-        crank-slider   1e-10 none           4.0e-11  8.9e-11  4.4e-10   4889    9.2
-        crank-slider   1e-10 baumgarte      3.7e-12  1.6e-10  2.6e-10   4865    8.1
-        crank-slider   1e-10 projection     1.3e-13  1.3e-15  1.7e-10   5191    9.8
-        crank-slider   1e-10 partitioning   1.4e-13  3.7e-15  2.7e-10   5177   31.9
-        four-bar       1e-06 none           5.8e-07  7.2e-06  1.4e-06   1241    2.6
-        four-bar       1e-06 baumgarte      1.5e-07  9.5e-07  4.7e-07   1286    2.2
-        four-bar       1e-06 projection     2.4e-14  1.9e-15  1.6e-06   1305    2.5
-        four-bar       1e-06 partitioning   1.3e-13  5.0e-15  7.8e-06   1325    9.7
-        four-bar       1e-08 none           2.2e-09  1.5e-08  5.3e-09   1907    4.7
-        four-bar       1e-08 baumgarte      8.4e-10  1.2e-08  3.3e-09   2105    3.6
-        four-bar       1e-08 projection     3.3e-16  1.1e-15  3.3e-09   2012    2.9
-        four-bar       1e-08 partitioning   1.3e-13  3.8e-15  7.8e-08   2051   16.2
-        four-bar       1e-10 none           3.2e-11  9.5e-11  6.7e-11   3149    5.6
-        four-bar       1e-10 baumgarte      6.3e-12  1.1e-10  3.8e-11   3248    4.3
-        four-bar       1e-10 projection     1.3e-13  1.9e-15  5.6e-11   3333    6.2
-        four-bar       1e-10 partitioning   1.3e-13  4.2e-15  1.7e-09   3332   24.8
+        crank-slider   1e-06 none           1.1e-06  5.8e-06  1.1e-05   2072    0.2
+        crank-slider   1e-06 baumgarte      5.6e-08  2.4e-06  1.7e-06   2015    3.4
+        crank-slider   1e-06 projection     4.2e-15  1.2e-15  8.0e-06   2177    0.7
+        crank-slider   1e-06 partitioning   1.4e-13  2.9e-15  1.6e-06   2207   12.9
+        crank-slider   1e-08 none           1.9e-09  1.3e-08  2.1e-08   3074    0.4
+        crank-slider   1e-08 baumgarte      4.7e-10  9.4e-09  1.6e-08   3164    6.7
+        crank-slider   1e-08 projection     8.3e-17  1.4e-15  1.4e-08   3250    1.4
+        crank-slider   1e-08 partitioning   1.2e-13  3.2e-15  3.2e-08   3566   18.6
+        crank-slider   1e-10 none           4.0e-11  8.9e-11  4.4e-10   4889    0.4
+        crank-slider   1e-10 baumgarte      3.7e-12  1.6e-10  2.6e-10   4865    9.4
+        crank-slider   1e-10 projection     1.3e-13  1.2e-15  1.7e-10   5191    1.4
+        crank-slider   1e-10 partitioning   1.1e-13  3.0e-15  2.7e-10   5840   30.9
+        four-bar       1e-06 none           5.8e-07  7.2e-06  1.4e-06   1241    0.1
+        four-bar       1e-06 baumgarte      1.5e-07  9.5e-07  4.7e-07   1286    1.9
+        four-bar       1e-06 projection     2.4e-14  1.5e-15  1.6e-06   1305    0.6
+        four-bar       1e-06 partitioning   1.3e-13  4.6e-15  7.8e-06   1340    8.4
+        four-bar       1e-08 none           2.2e-09  1.5e-08  5.3e-09   1907    0.2
+        four-bar       1e-08 baumgarte      8.4e-10  1.2e-08  3.3e-09   2105    3.8
+        four-bar       1e-08 projection     3.2e-16  2.1e-15  3.3e-09   2012    0.9
+        four-bar       1e-08 partitioning   1.3e-13  3.3e-15  7.8e-08   2147   12.6
+        four-bar       1e-10 none           3.2e-11  9.5e-11  6.7e-11   3149    0.3
+        four-bar       1e-10 baumgarte      6.3e-12  1.1e-10  3.8e-11   3248    5.2
+        four-bar       1e-10 projection     1.3e-13  1.6e-15  5.6e-11   3333    1.2
+        four-bar       1e-10 partitioning   9.1e-14  3.9e-15  1.7e-09   3623   17.2
 
     Reading: projection holds the loops closed to rounding (``|f|`` <= 1e-13, ``df/dt``
     <= 2e-15) for 3–7 % more evaluations than none, with the same energy error as the
-    plain integration; Baumgarte cuts the drift 4–20x at no cost but leaves it at the
-    level of the tolerance; partitioning also closes the loops to rounding but pays a
-    Newton solve per evaluation (3–4x the wall time) and its energy error is up to 30x
-    larger at tight tolerances (the error control sees only the independent coordinates).
+    plain integration, at 3–6x its wall time (the Newton projection after each step runs
+    in NumPy; the right-hand sides are compiled). Baumgarte cuts the drift 4–20x but
+    leaves it at the level of the tolerance, and its terms need the full state, so it runs
+    the NumPy right-hand side (15–25x the time of none). Partitioning also closes the
+    loops to rounding but pays a Newton solve per evaluation (45–85x the wall time of
+    none), and its energy error is up to 30x larger at tight tolerances (the error control
+    sees only the independent coordinates).
 
     Redundant rows and singular configurations: the rank of ``H`` is decided at consistent
     states (the start and every projected step) and the largest rank seen is kept for the
@@ -1519,7 +1582,8 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-
     (True, True)
     """
     _sim.refuse_options("mb.loops.simulate", options, ["stabilization", "cut", "planar",
-                                                       "baumgarte", "max_step", "cond_limit"])
+                                                       "baumgarte", "max_step", "cond_limit",
+                                                       "compiled"])
     _sim.check_model(model)
     gains = _check_stabilization(stabilization, baumgarte)
     data = prepare(model, cut, planar)
@@ -1528,7 +1592,12 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-
     with np.errstate(over="ignore", invalid="ignore"):
         kin = _kinematics(model, data, q0[None], qd0[None], t0)
         _check_consistency(model, data, kin, q0[None], qd0[None])
-    system = _System(model, data, tau_fn, gains, _sim.prepare(model).damped, q0)
+    system = _System(model, data, tau_fn, gains, _sim.prepare(model).damped, q0,
+                     compiled is not False)
+    if compiled and system.kernel is None:
+        raise ModelError("mb.loops.simulate: the compiled right-hand side needs no tau, no "
+                         "Baumgarte term and a model mb.loops.forward_dynamics compiles ("
+                         f"{KERNELS['loops'].refusal}); use compiled=None")
     qT0, vT0 = q0[data.q_tree], qd0[data.v_tree]
     system.accelerations(t0, qT0, vT0)  # bad forces are refused here, before integrating
     system.observe_rank()
@@ -1687,7 +1756,7 @@ class _Partition:
         qdd, qf, qdf = system.accelerations(tk, qT_k, v)
         parts = [v[self.ind], qdd[self.ind]]
         if system.damped:
-            parts.append(-np.atleast_1d(system.model.damping_power(qf, qdf, tk)))
+            parts.append(system.dissipated(tk, qf, qdf))
         return np.concatenate(parts)
 
     def collect(self, sol, t, start, dissipated, out):

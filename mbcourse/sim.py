@@ -613,6 +613,7 @@ def simulate(model, forward_dynamics, t_span, q0, qd0=None, tau=None, *, method=
 
 def _full_rhs(model, forward_dynamics, data, tau_fn, options):
     nq, nv = model.nq, model.nv
+    dissipated = _dissipation(model) if data.damped else None
 
     def rhs(t, y):
         q = model.normalize_q(y[:nq])
@@ -620,11 +621,32 @@ def _full_rhs(model, forward_dynamics, data, tau_fn, options):
         forces = None if tau_fn is None else tau_fn(t, q, qd)
         parts = [model_poses.qdot(model, q, qd),
                  forward_dynamics(model, q, qd, forces, t=t, **options)]
-        if data.damped:
-            parts.append(-np.atleast_1d(model_forces.damping_power(model, q, qd, t)))
+        if dissipated is not None:
+            parts.append(np.atleast_1d(dissipated(q, qd, t)))
         return np.concatenate(parts)
 
     return rhs
+
+
+def _dissipation(model):
+    """``(q, qd, t) -> `` the power the dampers take out (the rate of the dissipated-energy
+    channel): compiled (:func:`mbcourse.kernels.common.dissipation`) for the models the
+    kernels pack, :func:`mbcourse.forces.damping_power` otherwise or where the kernel
+    declines."""
+    from .kernels import model_data
+    from .kernels.common import dissipation
+
+    packed = model_data(model)
+
+    def power(q, qd, t):
+        if packed is not None:
+            P = dissipation(*packed.args(), np.ascontiguousarray(q, dtype=float),
+                            np.ascontiguousarray(qd, dtype=float))
+            if np.isfinite(P):
+                return P
+        return -model_forces.damping_power(model, q, qd, t)
+
+    return power
 
 
 def simulator(forward_dynamics, name):

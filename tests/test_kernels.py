@@ -29,11 +29,31 @@ def _trees():
         yield f"random{n}", _kernel_model(rng, n, pri, weld)
 
 
+def _forced_crank_slider():
+    """The crank-slider with every force element the cut-joint kernel takes: a joint
+    spring-damper on a tree joint, a spring-damper across the loop, a load in body axes at
+    a point and one in inertial axes."""
+    model = mb.models.crank_slider()
+    model.add_joint_spring("O", stiffness=3.0, rest=0.2, damping=0.4)
+    model.add_spring("s", "ground", "rod", point_a=(0.2, 0.3, 0), point_b=(0.05, 0, 0),
+                     stiffness=50.0, rest_length=0.1, damping=2.0)
+    model.add_force("rod", force=(1.0, -2.0, 0.0), torque=(0, 0, 0.3), point=(0.1, 0, 0),
+                    frame="body")
+    model.add_force("slider", force=(-4.0, 0.5, 0.0))
+    return model
+
+
 def _loops():
     for name in ("crank_slider", "four_bar", "n_four_bar"):
         model = getattr(mb.models, name)()
         q, qd = getattr(mb.models, f"{name}_state")(model, 0.3, 1.5)
         yield name, model, q, qd
+    model = _forced_crank_slider()
+    yield "crank_slider with forces", model, *mb.models.crank_slider_state(model, 0.3, 1.5)
+    model = mb.models.andrews_squeezer()
+    q, qd = mb.models.andrews_squeezer_state(model)
+    yield "andrews_squeezer", model, *mb.loops.assemble(model, q, 100 * qd + 50.0,
+                                                        independent=["O.angle"])
 
 
 def _close(got, want, tol=1e-12, what=""):
@@ -141,6 +161,29 @@ def test_loops_kernel_A_rows_and_multipliers_equal_loops_solve(name, model, q, q
     for planar in (None, False):
         _close(qdd, mb.loops.solve(model, q, qd, tau, planar=planar).qdd, tol=1e-10, what="qdd")
     np.testing.assert_array_equal(qdd[0], mb.loops.forward_dynamics(model, q, qd, tau))
+
+
+def test_loops_kernel_leaves_forces_it_cannot_pack_to_the_numpy_route():
+    """A joint spring on a cut joint (it would act through B*), a callable load and a
+    generalized-force element keep the NumPy route; compiled=True says why."""
+    def spring_on_cut(m):
+        m.add_joint_spring("B", stiffness=2.0)
+
+    def callable_load(m):
+        m.add_force("rod", force=lambda t, q, qd: np.array([1.0, 0.0, 0.0]))
+
+    def control_law(m):
+        m.add_generalized_force(lambda t, q, qd: -qd)
+
+    for change in (spring_on_cut, callable_load, control_law):
+        model = mb.models.crank_slider()
+        change(model)
+        q, qd = mb.models.crank_slider_state(model, 0.3, 1.5)
+        assert mb.loops._kernel_data(model, mb.loops.prepare(model)) is None, change.__name__
+        with pytest.raises(mb.ModelError, match="joint springs on uncut joints"):
+            mb.loops.forward_dynamics(model, q, qd, compiled=True)
+        want = mb.cartesian.forward_dynamics(model, q, qd)
+        _close(mb.loops.forward_dynamics(model, q, qd), want, tol=1e-10, what=change.__name__)
 
 
 def test_loops_kernel_declines_an_open_state_and_the_checked_route_names_the_joint():
@@ -274,3 +317,38 @@ def test_cached_machine_code_is_dropped_when_any_kernel_source_changes(tmp_path)
     drop(tmp_path)
     assert [f.exists() for f in code] == [False, False, True]
     assert (cache / "kernel-sources.txt").read_text() not in ("", stamp)
+
+
+# ------------------------------------------------------------------ simulation right-hand sides
+def test_compiled_damping_power_equals_the_numpy_one():
+    """The dissipated-energy channel's rate: spring-dampers (the flyball governor) and joint
+    dampers on every kind of joint that takes them, at random states."""
+    from mbcourse.kernels.common import dissipation
+    flyball = mb.models.flyball_governor()
+    damped = mb.models.telegin_cylindrical_3()
+    for j in damped.joints:
+        damped.add_joint_spring(j.name, stiffness=1.0, damping=0.3 + j.index)
+    rng = np.random.default_rng(7)
+    for model in (flyball, damped):
+        packed = kernels.model_data(model)
+        for _ in range(5):
+            q, qd = rng.normal(size=model.nq), rng.normal(size=model.nv)
+            want = -mb.forces.damping_power(model, q, qd)
+            assert want > 0.0
+            _close(dissipation(*packed.args(), q, qd), want)
+
+
+def test_loops_simulation_compiled_and_numpy_right_hand_sides_agree_with_dampers():
+    """The crank-slider with a joint damper and a spring-damper across the loop, by every
+    stabilization: the compiled right-hand side and the NumPy one integrate the same motion
+    and dissipate the same energy."""
+    model = _forced_crank_slider()
+    q, qd = mb.models.crank_slider_state(model, 0.3, 5.0)
+    for stabilization in ("projection", "partitioning", "none"):
+        runs = [mb.loops.simulate(model, (0.0, 0.1), q, qd, rtol=1e-10, atol=1e-10,
+                                  stabilization=stabilization, compiled=compiled)
+                for compiled in (True, False)]
+        fast, slow = runs
+        assert fast.dissipated[-1] > 1e-3
+        _close(fast.q[-1], slow.q[-1], tol=1e-9, what=stabilization)
+        _close(fast.dissipated[-1:], slow.dissipated[-1:], tol=1e-9, what=stabilization)

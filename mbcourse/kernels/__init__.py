@@ -56,8 +56,10 @@ for the one-coordinate kinds in ``ints[:, 0]``: :data:`REVOLUTE`, :data:`PRISMAT
 Constant loads (per body, :func:`.common.load_wrench`), joint springs (per speed,
 :func:`.common.spring_torques`) and spring-dampers between bodies (rows of ``geo`` after the
 joints', :func:`.common.spring_wrenches`) are packed too and applied inside Vereshchagin's,
-chapter 3's and the composite-body kernels; generalized-force callables are evaluated in Python once per configuration
-and added to ``tau`` (:func:`route`). Ivanov's sweep solves ``M qd = p`` with the inertia
+chapter 3's, the composite-body and chapter 6's kernels (chapter 6's on the reduced tree,
+joint springs on the joints it keeps); :func:`.common.dissipation` gives the dampers' power
+for the simulations' dissipated-energy channel. Generalized-force callables are evaluated
+in Python once per configuration and added to ``tau`` (:func:`route`). Ivanov's sweep solves ``M qd = p`` with the inertia
 alone. Callable loads and a prescribed base motion (``set_base_motion``; a floating body on
 a free joint is fine) take the NumPy routes.
 """
@@ -319,9 +321,9 @@ def model_data(model):
     (chapters 3 and 4, composite bodies, Ivanov's sweep) run every joint kind, gravity,
     constant loads, joint springs (on joints whose coordinates are their speeds' integrals),
     spring-dampers and generalized-force callables (:func:`route` adds them to ``tau``);
-    chapters 2 and 6's kernels need revolute,
-    prismatic and fixed joints and gravity as the only force (``simple`` and not
-    ``forces``). The formulations run their NumPy versions otherwise. Prepared once per
+    chapter 2's kernel needs revolute, prismatic and fixed joints and gravity as the only
+    force (``simple`` and not ``forces``), chapter 6's the same joints with constant loads,
+    spring-dampers and joint springs on the joints it keeps. The formulations run their NumPy versions otherwise. Prepared once per
     model version.
 
     Returns
@@ -603,8 +605,9 @@ register("composite", composite.composite_forward, general=True,
          refusal=f"the compiled composite-body tree equations need {_TREE_JOINTS}")
 register("loops", loops.loops_forward, pack=lambda model: None,
          refusal="the compiled cut-joint method needs the default cut, planar=None, no extra "
-                 "constraints, revolute, prismatic and fixed joints, gravity as the only load "
-                 "and a fixed base")
+                 "constraints, revolute, prismatic and fixed joints, a fixed base, and forces "
+                 "from gravity, constant loads, spring-dampers and joint springs on uncut "
+                 "joints only")
 
 # chapter 3's and chapter 2's own kernels register "tree" and "cartesian" when imported
 from . import cartesian, tree  # noqa: E402

@@ -23,6 +23,7 @@ import numpy as np
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "INLINE", "Work", "workspace",
            "joint_workspace", "joint_motion", "load_wrench", "spring_torques", "spring_wrenches",
+           "damping_power", "dissipation",
            "cross", "cholesky_factor_n",
            "mv3", "mtv3", "mm3", "take",
            "matvec", "matmul", "shift", "fold", "rodrigues", "kinematics", "centres",
@@ -521,6 +522,38 @@ def spring_wrenches(geo, m, body, A, r, vel, om, Qs, v):
 
 
 @nb.njit(**INLINE)
+def damping_power(ints, geo, body, A, r, vel, om, qd, v):
+    """The power the dampers take out, ``sum d (dL/dt)^2`` over the spring-dampers (body
+    states as in :func:`spring_wrenches`, which must have accepted them) plus ``sum d_j
+    qd_j^2`` over the joint dampers: ``-`` :func:`mbcourse.forces.damping_power`."""
+    m = ints.shape[0]
+    P = 0.0
+    for i in range(m):
+        for j in range(ints[i, I_NV]):
+            d_ = geo[i, G_SPRING + 3 * j + 2]
+            if d_ != 0.0:
+                P += d_ * qd[ints[i, 4] + j] ** 2
+    la, lb, d, dd, h = v[0], v[1], v[2], v[3], v[4]
+    for s in range(int(body[0, B_SPRINGS])):
+        g = geo[m + s]
+        if not g[S_C] > 0.0:
+            continue
+        a, b = int(g[S_A]), int(g[S_B])
+        mv3(A[a], g[S_PA:S_PA + 3], la)
+        mv3(A[b], g[S_PB:S_PB + 3], lb)
+        cross(om[b], lb, dd)
+        cross(om[a], la, h)
+        L2, rate = 0.0, 0.0
+        for k in range(3):
+            d[k] = r[b, k] + lb[k] - r[a, k] - la[k]
+            L2 += d[k] * d[k]
+            rate += d[k] * (vel[b, k] + dd[k] - vel[a, k] - h[k])
+        if L2 > 0.0:
+            P += g[S_C] * rate * rate / L2
+    return P
+
+
+@nb.njit(**INLINE)
 def _push(c, lever, f, sign, Qs, h):
     """``Q_c += sign (f, lever x f)`` (not on the base)."""
     if c == 0:
@@ -714,3 +747,14 @@ def take(buf, at, size):
     out = buf[at[0]:at[0] + size]
     at[0] += size
     return out
+
+
+@nb.njit(**OPTS)
+def dissipation(ints, geo, body, q, qd):
+    """:func:`damping_power` of one state ``q`` (nq,), ``qd`` (nv,) of a tree, after the
+    outward pass of :func:`kinematics`; NaN where that pass declines (the checked route
+    then explains)."""
+    ws = workspace(ints, geo, body)
+    if not kinematics(ints, geo, body, q, qd, ws):
+        return np.nan
+    return damping_power(ints, geo, body, ws.A, ws.r, ws.vel, ws.om, qd, ws.v)

@@ -24,11 +24,12 @@ import numba as nb
 import numpy as np
 
 from .cartesian import joint_rows, row_workspace
-from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_factor, cross, finite,
-                     joint_wrench, lower_solve, matvec, mtv3, mv3, rodrigues, upper_solve)
+from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_factor, cross,
+                     damping_power, finite, joint_wrench, lower_solve, matvec, mtv3, mv3,
+                     rodrigues, spring_torques, upper_solve)
 from .tree import tree_one, tree_workspace
 
-__all__ = ["CutData", "loops_forward", "loops_intermediates"]
+__all__ = ["CutData", "loops_forward", "loops_intermediates", "loops_reduced"]
 
 
 class CutData(NamedTuple):
@@ -73,6 +74,7 @@ class _LoopWork(NamedTuple):
     scale: np.ndarray    # (2,) length and speed scales of the closure test
     v: np.ndarray        # (9, 3) scratch
     t3: np.ndarray       # (2, 3, 3) scratch
+    sv: np.ndarray       # (6 K,) the singular values of L^-1 H_c^T
 
 
 @nb.njit(**OPTS)
@@ -81,7 +83,7 @@ def _loop_work(n1, N, K):
                      np.empty(N), np.empty(N), np.empty((N, N)), np.empty(N),
                      np.empty((2, 6)), np.empty(6), np.empty(N), np.zeros((6 * K, N)),
                      np.zeros(6 * K), np.zeros(6 * K), np.empty(N), np.empty(2),
-                     np.empty((9, 3)), np.empty((2, 3, 3)))
+                     np.empty((9, 3)), np.empty((2, 3, 3)), np.zeros(6 * K))
 
 
 @nb.njit(**INLINE)
@@ -240,10 +242,12 @@ def _cut_rows(cints, tw, lw, cw):
 
 
 @nb.njit(**OPTS)
-def _multipliers(L, Hc, gc, x0, nc, rcond, lam):
+def _multipliers(L, Hc, gc, x0, nc, rcond, rank, lam, sv_out):
     """Minimum-norm ``lam`` of ``H_c A^-1 H_c^T lam = gc - H_c x0`` (``A = L L^T``): with
     ``Y = L^-1 H_c^T = U s V^T``, ``lam = V s^-2 V^T (gc - H_c x0)`` over the singular values
-    above ``rcond s_max``."""
+    above ``rcond s_max`` or, for ``rank >= 0`` (a simulation's rank on the constraint
+    manifold, as in :func:`mbcourse.loops._kkt`), the first ``rank`` of those above
+    ``1e-14 s_max``. The singular values go to ``sv_out`` (zero beyond their number)."""
     N = L.shape[0]
     y = np.empty(N)
     Y = np.empty((N, nc))
@@ -258,9 +262,12 @@ def _multipliers(L, Hc, gc, x0, nc, rcond, lam):
         for k in range(N):
             s_ -= Hc[a, k] * x0[k]
         res[a] = s_
+    sv_out[:] = 0.0
     z = np.zeros(sv.shape[0])
     for a in range(sv.shape[0]):
-        if sv[a] > rcond * sv[0]:
+        sv_out[a] = sv[a]
+        keep = sv[a] > rcond * sv[0] if rank < 0 else (a < rank and sv[a] > 1e-14 * sv[0])
+        if keep:
             s_ = 0.0
             for k in range(nc):
                 s_ += Vt[a, k] * res[k]
@@ -273,7 +280,7 @@ def _multipliers(L, Hc, gc, x0, nc, rcond, lam):
 
 
 @nb.njit(**INLINE)
-def _tree_accelerations(nc, rcond, lw):
+def _tree_accelerations(nc, rcond, rank, lw):
     """``qdd_T = A^-1 (rhs + H_c^T lam)`` with the multipliers of :func:`_multipliers`;
     False if ``A`` is not positive definite."""
     Hm, Hc, qddT, lam, N = lw.Hm, lw.Hc, lw.qddT, lw.lam, lw.Hm.shape[0]
@@ -285,7 +292,7 @@ def _tree_accelerations(nc, rcond, lw):
     upper_solve(Hm, y, x0)
     qddT[:] = x0
     if nc > 0:
-        _multipliers(Hm, Hc, lw.gc, x0, nc, rcond, lam)
+        _multipliers(Hm, Hc, lw.gc, x0, nc, rcond, rank, lam, lw.sv)
         hl = np.zeros(N)
         for k in range(N):
             s_ = 0.0
@@ -380,15 +387,16 @@ def _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, tau, qdd, 
     _centres(ints, tw, lw)
     if not _closes(cints, cgeo, q, qd, limits[1], tw, lw):
         return -1
+    spring_torques(ints, geo, qT, qdT, tauT, lw.rhs)     # tau and the joint springs
     for k in range(N):
-        lw.rhs[k] = lw.Bv[k] + tauT[k]
+        lw.rhs[k] += lw.Bv[k]
     for j in range(cints.shape[0]):
         kind, vk = cints[j, 0], cints[j, 4]
         if kind != WELD and tau[vk] != 0.0:
             slide = q[cints[j, 3]] if kind == PRISMATIC else 0.0
             _cut_force(kind, cgeo[j], cints[j, 1], cints[j, 2], slide, tau[vk], tw, lw)
     nc = _cut_rows(cints, tw, lw, cw)
-    if not _tree_accelerations(nc, limits[0], lw):
+    if not _tree_accelerations(nc, limits[0], -1, lw):
         return -1
     for k in range(N):
         qdd[v_tree[k]] = lw.qddT[k]
@@ -445,3 +453,37 @@ def loops_intermediates(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q,
                 s_ += lw.Hc[r, k] * lw.lam[r]
             reaction[b, k] = s_
     return rows
+
+
+@nb.njit(**OPTS)
+def loops_reduced(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, vT, tauT, rank,
+                  qddT, sv, power):
+    """The reduced system's accelerations, the right-hand side of a simulation in the tree's
+    coordinates: ``qdd_T`` (N,) of ``qT``, ``vT`` (N,) with the generalized forces ``tauT``
+    (N,) on them, the cut joints' rows taken from the bodies' poses and velocities (their
+    own coordinates are not needed), no closure test (a state between two projections lies
+    a little off the manifold) and, for ``rank >= 0``, the rank found on the manifold (see
+    :func:`_multipliers`). Writes the singular values of ``L^-1 H_c^T`` to ``sv`` (6 K,)
+    and the dampers' power (:func:`~mbcourse.kernels.common.damping_power`) to ``power``
+    (1,); returns the number of rows, or -1 when ``A`` is not positive definite or a value
+    is not finite."""
+    N = q_tree.shape[0]
+    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, N)
+    for k in range(N):
+        lw.qT[k] = qT[k]
+        lw.qdT[k] = vT[k]
+    if not tree_one(ints, geo, body, lw.qT, lw.qdT, lw.Hm, lw.Bv, tw):
+        return -1
+    _centres(ints, tw, lw)
+    power[0] = damping_power(ints, geo, body, tw.Ab, lw.r, lw.vel, tw.omega, lw.qdT, lw.v)
+    spring_torques(ints, geo, lw.qT, lw.qdT, tauT, lw.rhs)
+    for k in range(N):
+        lw.rhs[k] += lw.Bv[k]
+    nc = _cut_rows(cints, tw, lw, cw)
+    if not _tree_accelerations(nc, limits[0], rank, lw):
+        return -1
+    for k in range(N):
+        qddT[k] = lw.qddT[k]
+    for k in range(sv.shape[0]):
+        sv[k] = lw.sv[k]
+    return nc if finite(qddT) else -1
