@@ -12,6 +12,8 @@ Writes ``results/simulations.md``:
   ``sympy.physics.mechanics`` user writes: Lagrange's equations, ``lambdify``, a solve);
   every route ends at the same state (checked);
 * chapter 6's cut-joint method per call, compiled and NumPy;
+* Andrews' squeezer (``mb.loops.simulate``, compiled and NumPy right-hand sides, against the
+  test set's reference) and the stiff flyball governor (dampers) as whole simulations;
 * ``mb.symbolic`` on a six-joint spatial arm: derive, lambdify and compile times, one call
   and batched calls;
 * the compile time of the kernels in a fresh numba cache (a subprocess with an empty
@@ -201,6 +203,48 @@ def loops_per_call():
     return "\n".join(lines) + "\n"
 
 
+#: Andrews' squeezer: the test set's reference angles at t = 0.03 (PSIDE, tolerance 1e-14),
+#: in its order (beta, Theta, gamma, Phi, delta, Omega, epsilon)
+ANDREWS_REF = np.array([15.81077119629904, -15.75637105984298, 0.04082224013073101,
+                        -0.5347301163226948, 0.5244099658805304, 0.5347301163226948,
+                        1.048080741042263])
+
+
+def loop_simulations():
+    """Whole simulations of closed mechanisms with ``mb.loops.simulate`` (projection,
+    DOP853), the compiled right-hand side against the NumPy one, and the stiff flyball
+    governor (spring-dampers, a dissipated-energy channel) with ``mb.vereshchagin``."""
+    lines = ["## Closed loops and dampers: whole simulations\n",
+             "| system | route | wall time | right-hand sides | error |",
+             "|---|---|---|---|---|"]
+    m = mb.models.andrews_squeezer()
+    q0, qd0 = mb.models.andrews_squeezer_state(m)
+    order = [0, 1, 2, 4, 3, 6, 5]
+    for tol in (1e-7, 1e-8):
+        for compiled in (True, False):
+            mb.loops.simulate(m, (0.0, 0.001), q0, qd0, compiled=compiled)   # warm
+            t0 = time.perf_counter()
+            res = mb.loops.simulate(m, (0.0, 0.03), q0, qd0, rtol=tol, atol=tol,
+                                    compiled=compiled)
+            wall = time.perf_counter() - t0
+            err = np.abs(res.q[-1, :7] - ANDREWS_REF[order]).max()
+            route = "compiled" if compiled else "NumPy"
+            lines.append(f"| Andrews' squeezer to t = 0.03, rtol {tol:g} | mb.loops.simulate "
+                         f"({route}) | {wall:.2f} s | {res.nfev} | {err:.1e} (angles vs the "
+                         "test set) |")
+    fly = mb.models.flyball_governor()
+    q0, qd0 = mb.models.flyball_governor_state(fly)
+    mb.vereshchagin.simulate(fly, (0.0, 0.01), q0, qd0)
+    t0 = time.perf_counter()
+    res = mb.vereshchagin.simulate(fly, (0.0, 2.0), q0, qd0, rtol=1e-9, atol=1e-9)
+    wall = time.perf_counter() - t0
+    balance = np.abs(res.energy + res.dissipated - res.energy[0]).max() / np.abs(res.energy).max()
+    lines.append(f"| flyball governor (IFToMM A05), 2 s, rtol 1e-9 | mb.vereshchagin.simulate "
+                 f"(compiled, dampers' power compiled) | {wall:.2f} s | {res.sol.nfev} | "
+                 f"{balance:.1e} (energy + dissipated, relative) |")
+    return "\n".join(lines) + "\n"
+
+
 def symbolic_arm():
     """mb.symbolic on a six-joint spatial arm (the benchmark chain, n = 6): derive, lambdify,
     the numba compilation of the lambdified code, and the cost of a call, single and batched,
@@ -269,6 +313,7 @@ def main(argv=None):
     q0 = 0.3 * np.random.default_rng(0).normal(size=30)
     text.append(case("30-body tree (benchmark system), 2 s, rtol 1e-10", tree, q0, 2.0, 1e-10))
     text.append(loops_per_call())
+    text.append(loop_simulations())
     text.append(symbolic_arm())
     cold, warm = compile_times()
     text.append("## Compiled kernels: first call, seconds\n")
