@@ -97,8 +97,12 @@ vendor-threejs:
 	printf 'three@%s (npm) tarball sha256 %s\n' $(THREEJS) $(THREEJS_SHA256) > $(THREEJS_DIR)/VERSION
 	rm -rf $(THREEJS_TMP)
 
+# the suite on every core (pytest-xdist), one test file per worker: nbval's cells of a
+# notebook share one kernel, and the homework pipeline's fixtures are per file
+TEST_WORKERS ?= auto
+
 test: $(STAMP) sandbox browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The homework grader runs students' code in a bubblewrap sandbox (homework/grader.py).
 # Debian's package; installed here when missing and we are root, else a warning.
