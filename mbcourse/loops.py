@@ -827,12 +827,13 @@ def _kernel_data(model, data):
 
     The reduced tree is packed with the Model's constant loads, spring-dampers and the
     joint springs of its own joints (the kernel evaluates them on the tree's bodies, which
-    are the Model's); a joint spring on a cut joint, a generalized-force element, a
-    prescribed base motion or a joint whose coordinates are not its speeds' integrals keep
-    the NumPy route."""
+    are the Model's); a joint spring on a cut joint, a load given as a callable, a
+    generalized-force element, a prescribed base motion or a joint whose coordinates are
+    not its speeds' integrals keep the NumPy route."""
     def build():
         if (model.base_motion is not None or model.generalized_force_elements
                 or model.nq != model.nv
+                or any(callable(ld.force) or callable(ld.torque) for ld in model.loads)
                 or any(s.joint.index in data.cut for s in model.joint_springs)):
             return None
         tree = model_data(_reduced_with_forces(model, data))

@@ -118,7 +118,8 @@ def test_forward_dynamics_composite_refuses_what_it_cannot_run():
     model = _kernel_model(np.random.default_rng(3), 3)
     with pytest.raises(mb.ShapeError, match=r"qd\[1\]"):
         mb.tree.forward_dynamics_composite(model, np.zeros(3), np.array([0.0, np.nan, 0.0]))
-    model.add_force("b1", force=lambda t, q, qd: (1.0, 0.0, 0.0))     # a callable load
+    model.set_base_motion(position=lambda t: np.array([0.1 * t, 0.0, 0.0]),
+                          velocity=np.array([0.1, 0.0, 0.0]))     # a prescribed base motion
     with pytest.raises(mb.ModelError, match="forward_dynamics_composite: the compiled "
                                             "composite-body tree equations need"):
         mb.tree.forward_dynamics_composite(model, np.zeros(3), np.zeros(3))
@@ -221,11 +222,12 @@ def test_route_checks_the_inputs_once_and_only_when_needed():
 
 def test_route_refuses_with_the_kernels_reason_and_falls_back():
     model = _kernel_model(np.random.default_rng(5), 2)
-    model.add_force("b1", torque=lambda t, q, qd: (0.0, 0.0, q[0]))     # a callable load
+    model.set_base_motion(position=lambda t: np.array([0.1 * t, 0.0, 0.0]),
+                          velocity=np.array([0.1, 0.0, 0.0]))     # a prescribed base motion
     q = np.zeros(2)
     with pytest.raises(mb.ModelError,
                        match=r"^mb\.x: the compiled recursion needs joints pointing away from "
-                             r"the base, no prescribed base motion"):
+                             r"the base and no prescribed base motion"):
         kernels.route(model, "vereshchagin", q, q, None, 0.0, what="mb.x",
                       check=lambda: model.check_state(q, q), compiled=True)
     assert kernels.route(model, "vereshchagin", q, q, None, 0.0, what="mb.x",

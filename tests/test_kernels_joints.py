@@ -11,8 +11,8 @@ Checked here by two independent routes:
   fixed, a free joint in the middle), give the NumPy routes' intermediate quantities and
   accelerations, and Ivanov's sweep gives back the speeds from the momenta;
 * with constant loads (inertial and body axes, at points), joint springs and spring-dampers
-  packed into the kernels and control laws handed in as numbers, the same, and a model
-  edited after a call never gives the old answer.
+  packed into the kernels and control laws and loads given as callables handed in as
+  numbers, the same, and a model edited after a call never gives the old answer.
 """
 
 import numpy as np
@@ -275,7 +275,7 @@ def test_constant_loads_and_joint_springs_run_inside_the_recursions(name, seed):
     _close(mb.poisson.velocities(model, q, p), qd, tol=1e-11, what="sweep")
 
 
-def test_an_edited_load_or_spring_never_gives_the_old_answer_and_callables_stay_numpy():
+def test_an_edited_load_or_spring_never_gives_the_old_answer():
     model = _loaded(every_kind(True, seed=2))
     q, qd, tau = random_state(model, np.random.default_rng(9), 1)
     before = mb.vereshchagin.forward_dynamics(model, q, qd, tau)
@@ -285,9 +285,44 @@ def test_an_edited_load_or_spring_never_gives_the_old_answer_and_callables_stay_
     assert np.abs(after - before).max() > 1e-3
     _close(after, mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=False),
            tol=1e-11)
-    model.add_force(model.bodies[1].name, force=lambda t, q, qd: (0.0, 0.0, q[0]))
-    assert kernels.model_data(model) is None
-    with pytest.raises(mb.ModelError, match="compiled recursion needs"):
+
+
+def test_loads_given_as_callables_are_evaluated_once_per_configuration_and_run_compiled():
+    """Loads that are functions of ``(t, q, qd)`` (inertial and body axes, at a point, a
+    callable force beside a constant torque) next to the constant loads and joint springs:
+    evaluated in Python on the checked state, added to that configuration's packed loads;
+    the recursions give the NumPy routes' answer, a bad callable is named, chapter 2's
+    and chapter 6's kernels decline."""
+    model = _loaded(every_kind(True, seed=4))
+    bodies = [b.name for b in model.bodies[1:]]
+    calls = []
+
+    def push(t, q, qd):
+        calls.append(t)
+        return np.array([np.sin(t) + q[0], -qd[1], 0.5 * q[2]])
+
+    model.add_force(bodies[1], force=push, torque=(0.1, -0.2, 0.3), point=(0.2, -0.1, 0.1),
+                    name="push")
+    model.add_force(bodies[3], torque=lambda t, q, qd: (qd[0], 0.0, np.cos(t)), frame="body",
+                    name="twist")
+    data = kernels.model_data(model)
+    assert data is not None and data.state_loads and data.callables
+    q, qd, tau = random_state(model, np.random.default_rng(11), 4)
+    want = mb.vereshchagin.forward_dynamics(model, q, qd, tau, t=0.4, compiled=False)
+    _close(mb.tree.forward_dynamics(model, q, qd, tau, t=0.4, compiled=False), want, tol=1e-11)
+    calls.clear()
+    for what, got in (
+            ("vereshchagin", mb.vereshchagin.forward_dynamics(model, q, qd, tau, t=0.4,
+                                                              compiled=True)),
+            ("tree", mb.tree.forward_dynamics(model, q, qd, tau, t=0.4, compiled=True)),
+            ("composite", mb.tree.forward_dynamics_composite(model, q, qd, tau, t=0.4))):
+        _close(got, want, tol=1e-11, what=what)
+    assert len(calls) == 3 * 4                          # once per configuration and call
+    single = mb.vereshchagin.forward_dynamics(model, q[0], qd[0], tau[0], t=0.4)
+    _close(single, want[0], tol=1e-11, what="one configuration")
+    assert kernels.KERNELS["cartesian"].pack(model) is None
+    model.add_force(bodies[2], force=lambda t, q, qd: np.zeros(2), name="bad")
+    with pytest.raises(mb.errors.ShapeError, match="load 'bad': force"):
         mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=True)
 
 

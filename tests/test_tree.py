@@ -270,6 +270,7 @@ def test_compiled_tree_equations_equal_the_numpy_assembly():
         np.testing.assert_allclose(mb.tree.forward_dynamics(model, q[0], qd[0]),
                                    mb.tree.forward_dynamics(model, q[0].tolist(), qd[0],
                                                             compiled=False), atol=1e-10)
-    model.add_force("b1", force=lambda t, q, qd: (0.0, 1.0, 0.0))     # a callable load
+    model.set_base_motion(position=lambda t: np.array([0.1 * t, 0.0, 0.0]),
+                          velocity=np.array([0.1, 0.0, 0.0]))     # a prescribed base motion
     with pytest.raises(mb.ModelError, match="compiled tree equations need"):
         mb.tree.forward_dynamics(model, q[0], qd[0], compiled=True)

@@ -253,9 +253,10 @@ def test_compiled_recursion_refuses_and_falls_back_cleanly():
         mb.vereshchagin.forward_dynamics(model, np.zeros(3), np.array([0.0, np.nan, 0.0]))
     with pytest.raises(mb.ShapeError, match="q must have shape"):
         mb.vereshchagin.forward_dynamics(model, np.zeros(4), np.zeros(3))
-    # a model the kernel cannot run: a load that depends on the state; compiled=True says
-    # so, the default falls back
-    model.add_force("b1", force=lambda t, q, qd: (1.0, 0.0, q[0]))
+    # a model the kernel cannot run: a prescribed base motion; compiled=True says so, the
+    # default falls back
+    model.set_base_motion(position=lambda t: np.array([0.1 * t, 0.0, 0.0]),
+                          velocity=np.array([0.1, 0.0, 0.0]))
     assert mb.vereshchagin.prepare(model).kernel is None
     with pytest.raises(mb.ModelError, match="compiled recursion needs"):
         mb.vereshchagin.forward_dynamics(model, np.zeros(3), np.zeros(3), compiled=True)

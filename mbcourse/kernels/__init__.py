@@ -60,8 +60,9 @@ chapter 3's, the composite-body and chapter 6's kernels (chapter 6's on the redu
 joint springs on the joints it keeps); :func:`.common.dissipation` gives the dampers' power
 for the simulations' dissipated-energy channel. Generalized-force callables are evaluated
 in Python once per configuration and added to ``tau`` (:func:`route`). Ivanov's sweep solves ``M qd = p`` with the inertia
-alone. Callable loads and a prescribed base motion (``set_base_motion``; a floating body on
-a free joint is fine) take the NumPy routes.
+alone. Loads given as callables are evaluated in Python once per configuration too, and
+added to that configuration's packed loads. A prescribed base motion (``set_base_motion``;
+a floating body on a free joint is fine) takes the NumPy routes.
 """
 
 from __future__ import annotations
@@ -135,9 +136,10 @@ class ModelData(NamedTuple):
     numbers of speeds ``nv`` and coordinates ``nq``, ``simple``: every joint revolute,
     prismatic or fixed (the kinds chapters 2 and 6's kernels are written for; the recursions
     run every joint), ``forces``: the model has loads, joint springs or generalized-force
-    callables (which only the recursions apply), ``callables``: it has the last (which
-    :func:`route` evaluates and adds to ``tau``) and ``spring_dampers``: it has
-    spring-dampers between bodies."""
+    callables (which only the recursions apply), ``callables``: it has the last or loads
+    given as callables (which :func:`route` evaluates at each configuration and hands to
+    the kernel as numbers), ``spring_dampers``: it has spring-dampers between bodies, and
+    ``state_loads``: it has loads given as callables."""
     ints: np.ndarray
     geo: np.ndarray
     body: np.ndarray
@@ -149,6 +151,7 @@ class ModelData(NamedTuple):
     springless: np.ndarray | None = None
     callables: bool = False
     spring_dampers: bool = False
+    state_loads: bool = False
 
     def args(self, gravity=True):
         """The kernels' leading arguments ``(ints, geo, body)``; ``gravity=False``: the
@@ -317,10 +320,11 @@ def model_data(model):
     """The packed constants of a Model for the kernels, or ``None`` when they do not apply.
 
     The kernels cover trees whose joints point away from the base, with no prescribed base
-    motion (a floating body on a free joint is fine) and no callable loads. The recursions
-    (chapters 3 and 4, composite bodies, Ivanov's sweep) run every joint kind, gravity,
-    constant loads, joint springs (on joints whose coordinates are their speeds' integrals),
-    spring-dampers and generalized-force callables (:func:`route` adds them to ``tau``);
+    motion (a floating body on a free joint is fine). The recursions (chapters 3 and 4,
+    composite bodies, Ivanov's sweep) run every joint kind, gravity, constant loads, joint
+    springs (on joints whose coordinates are their speeds' integrals), spring-dampers,
+    generalized-force callables (:func:`route` adds them to ``tau``) and loads given as
+    callables (:func:`route` adds them to the packed loads, configuration by configuration);
     chapter 2's kernel needs revolute, prismatic and fixed joints and gravity as the only
     force (``simple`` and not ``forces``), chapter 6's the same joints with constant loads,
     spring-dampers and joint springs on the joints it keeps. The formulations run their NumPy versions otherwise. Prepared once per
@@ -345,7 +349,7 @@ def model_data(model):
         except TopologyError:
             return None
         loads, springs = _pack_loads(model), _pack_joint_springs(model, joints)
-        if loads is None or springs is None:
+        if springs is None:
             return None
         described = [_joint_kind(j) for j in joints]
         ints, geo, body = pack_chain(
@@ -356,6 +360,7 @@ def model_data(model):
             model.masses(), model.inertias(), model.gravity,
             motions=[j.motion() for j in joints], loads=loads, springs=springs,
             spring_dampers=_pack_spring_dampers(model))
+        state_loads = any(_is_state_load(load) for load in model.loads)
         weightless, springless = body.copy(), geo.copy()
         weightless[0, 1:4] = 0.0
         weightless[0, B_SPRINGS] = 0.0
@@ -367,31 +372,64 @@ def model_data(model):
                          all(d[0] != GENERAL for d in described),
                          bool(model.loads or model.joint_springs or model.springs
                               or model.generalized_force_elements), springless,
-                         bool(model.generalized_force_elements), bool(model.springs))
+                         bool(model.generalized_force_elements) or state_loads,
+                         bool(model.springs), state_loads)
 
     return model.prepared("compiled", build)
 
 
 def _pack_loads(model):
-    """The constant loads as the columns ``B_FORCE:`` of ``body`` (n, 21), or None when a
-    load is a callable (the NumPy routes evaluate it): per body the sums of the forces and
-    torques given in inertial axes, ``G_k = sum P_k F`` of those forces (``P`` the point,
-    body axes), and the forces and moments about the centre given in body axes."""
+    """The constant loads as the columns ``B_FORCE:`` of ``body`` (n, 21): per body the sums
+    of the forces and torques given in inertial axes, ``G_k = sum P_k F`` of those forces
+    (``P`` the point, body axes), and the forces and moments about the centre given in body
+    axes. A load with a callable part is left out: :func:`route` adds it at each
+    configuration (:func:`_state_load_body`)."""
     out = np.zeros((model.n, BODY_COLUMNS - B_FORCE))
     for load in model.loads:
-        if callable(load.force) or callable(load.torque):
-            return None
-        row = out[load.body - 1]
-        F = np.zeros(3) if load.force is None else np.asarray(load.force, dtype=float)
-        M = np.zeros(3) if load.torque is None else np.asarray(load.torque, dtype=float)
-        if load.frame == "body":
-            at = B_BODY - B_FORCE
-            row[at:at + 3] += F
-            row[at + 3:at + 6] += M + np.cross(load.point, F)
-        else:
-            row[0:3] += F
-            row[3:6] += M
-            row[B_LEVER - B_FORCE:B_BODY - B_FORCE] += np.outer(load.point, F).ravel()
+        if not _is_state_load(load):
+            _add_load(out[load.body - 1], load, load.force, load.torque)
+    return out
+
+
+def _is_state_load(load):
+    return callable(load.force) or callable(load.torque)
+
+
+def _add_load(row, load, force, torque):
+    """Add one load, ``force`` and ``torque`` given as numbers (or None), to its body's row
+    of ``body[:, B_FORCE:]``."""
+    F = np.zeros(3) if force is None else np.asarray(force, dtype=float)
+    M = np.zeros(3) if torque is None else np.asarray(torque, dtype=float)
+    if load.frame == "body":
+        at = B_BODY - B_FORCE
+        row[at:at + 3] += F
+        row[at + 3:at + 6] += M + np.cross(load.point, F)
+    else:
+        row[0:3] += F
+        row[3:6] += M
+        row[B_LEVER - B_FORCE:B_BODY - B_FORCE] += np.outer(load.point, F).ravel()
+
+
+def _state_load_body(model, body, state):
+    """``body`` (n + 1, 31) once per configuration of a checked ``state``, (B, n + 1, 31),
+    with the loads that are callables of ``(t, q, qd)`` evaluated there (each callable once
+    per configuration, as :func:`mbcourse.forces.applied_wrenches` does) and added."""
+    from ..forces import evaluate
+
+    out = np.repeat(np.array(body)[None], state.q.shape[0], axis=0)
+    out[:, 0, B_FORCE] = 1.0                       # the flag: some body carries a load
+    for load in model.loads:
+        if not _is_state_load(load):
+            continue
+        values = [None if v is None else
+                  np.broadcast_to(evaluate(v, state.t, state.q, state.qd, (3,),
+                                           f"load {load.name!r}: {part}"),
+                                  (state.q.shape[0], 3))
+                  for v, part in ((load.force, "force"), (load.torque, "torque"))]
+        for b in range(out.shape[0]):
+            _add_load(out[b, load.body, B_FORCE:], load,
+                      *(None if v is None else v[b] for v in values))
+    out.flags.writeable = False                    # the packed arrays' type: one compilation
     return out
 
 
@@ -534,9 +572,10 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
         ``False`` when the call's options rule the kernel out.
     generalized : callable, optional
         ``generalized(state) -> (B, nv)``: the model's generalized-force callables at a
-        checked state (:func:`mbcourse.forces.callable_forces`). A model that has them runs
-        the kernel only when this is given: on the checked state, with them added to
-        ``tau`` (evaluated once per configuration in Python, handed in as numbers).
+        checked state (:func:`mbcourse.forces.callable_forces`). A model that has them, or
+        loads given as callables, runs the kernel only when this is given: on the checked
+        state, with them added to ``tau`` and the loads to the bodies' packed loads
+        (evaluated once per configuration in Python, handed in as numbers).
 
     Returns
     -------
@@ -573,7 +612,14 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
         q_, qd_, tau_ = state_arrays(state)
         tau_ += np.asarray(generalized(state), dtype=float).reshape(tau_.shape)
         out = np.zeros(qd_.shape)
-        if batch(entry.function, args, q_, qd_, tau_, out):
+        if getattr(data, "state_loads", False):         # one body array per configuration
+            bodies = _state_load_body(model, data.body, state)
+            ok = all(entry.function(args[0], args[1], bodies[b], *args[3:], q_[b:b + 1],
+                                    qd_[b:b + 1], tau_[b:b + 1], out[b:b + 1])
+                     for b in range(out.shape[0]))
+        else:
+            ok = batch(entry.function, args, q_, qd_, tau_, out)
+        if ok:
             return state.result(out, what), state
         return None, state
     fast = fast_arrays(data.nv, q, qd, tau, t, getattr(data, "nq", -1))
@@ -595,8 +641,8 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
 # ---------------------------------------------------------------- the registered kernels
 from . import composite, loops, poisson, vereshchagin  # noqa: E402
 
-_TREE_JOINTS = ("joints pointing away from the base, no prescribed base motion (a free "
-                "joint is fine) and no callable loads")
+_TREE_JOINTS = ("joints pointing away from the base and no prescribed base motion (a free "
+                "joint is fine)")
 register("vereshchagin", vereshchagin.vereshchagin_forward, general=True,
          refusal=f"the compiled recursion needs {_TREE_JOINTS}")
 register("poisson", poisson.sweep_velocities, general=True,

@@ -422,5 +422,5 @@ def tree_terms(ints, geo, body, q, qd):
 from . import register  # noqa: E402  (the front door, mbcourse.kernels)
 
 register("tree", tree_forward, general=True,
-         refusal="the compiled tree equations need joints pointing away from the base, "
-                 "no prescribed base motion (a free joint is fine) and no callable loads")
+         refusal="the compiled tree equations need joints pointing away from the base and "
+                 "no prescribed base motion (a free joint is fine)")
