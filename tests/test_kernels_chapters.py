@@ -213,3 +213,53 @@ def test_cartesian_kernel_declines_a_singular_block():
     zero = np.zeros((1, 1))
     assert not cartesian_solve(*_massless_slider(), zero, zero, zero, zero.copy(),
                                np.zeros((1, 5)))
+
+
+def _forced(model, seed):
+    """``model`` with constant loads (inertial and body axes, at points, a pure torque), a
+    spring-damper to the ground and between bodies, and a joint spring-damper on every
+    joint that moves."""
+    rng = np.random.default_rng(seed)
+    bodies = [b.name for b in model.bodies[1:]]
+    model.add_force(bodies[-1], force=rng.normal(size=3), point=rng.normal(size=3) * 0.2)
+    model.add_force(bodies[0], force=rng.normal(size=3), torque=rng.normal(size=3),
+                    point=rng.normal(size=3) * 0.2, frame="body")
+    model.add_force(bodies[len(bodies) // 2], torque=rng.normal(size=3))
+    model.add_spring("to ground", "ground", bodies[-1], point_a=(0.3, 0.2, 0.5),
+                     point_b=(0.1, 0.0, 0.0), stiffness=40.0, rest_length=0.2, damping=3.0)
+    model.add_spring("between", bodies[0], bodies[-1], point_a=(0.0, 0.1, 0.0),
+                     point_b=(-0.1, 0.0, 0.05), stiffness=25.0, rest_length=0.1, damping=0.5)
+    for j in model.joints:
+        if j.nv:
+            model.add_joint_spring(j.name, stiffness=2.0 + j.index, rest=0.3, damping=0.4)
+    return model
+
+
+@pytest.mark.parametrize("name, model", [
+    ("spatial_manipulator", _forced(mb.models.spatial_manipulator(), 1)),
+    ("branched6", _forced(_kernel_model(np.random.default_rng(2626), 6, (2, 5), (4,)), 2))])
+def test_cartesian_kernel_applies_loads_spring_dampers_and_joint_springs(name, model):
+    """Chapter 2's ``F`` (2.5)-(2.9) with the constant loads and spring-dampers, the joint
+    springs as joint wrenches, the multipliers and qdd: equal to the NumPy route's, and qdd
+    to Vereshchagin's NumPy recursion (an independent route); a load given as a callable
+    keeps the NumPy route."""
+    data, order = _packed(model)
+    assert kernels.KERNELS["cartesian"].pack(model) is data
+    rng = np.random.default_rng(3)
+    q, qd, tau = rng.normal(size=(3, 4, model.nv))
+    for b in range(q.shape[0]):
+        eq, ddX, lam, rows = _numpy_solution(model, q[b], qd[b], tau[b], order)
+        qdd, lam_k = np.zeros(model.nv), np.zeros(eq.nc)
+        ok, cw = cartesian_terms(*data.args(), q[b], qd[b], tau[b], qdd, lam_k)
+        assert ok
+        _close(cw.F[1:], eq.F[0], what=f"{name}: F")
+        _close(lam_k, lam[0, rows], tol=1e-11, what=f"{name}: lam")
+    fast = mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt", compiled=True)
+    _close(fast, mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt",
+                                               compiled=False), tol=1e-11, what=name)
+    _close(fast, mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=False),
+           tol=1e-11, what=f"{name}: against Vereshchagin")
+    model.add_force(model.bodies[1].name, force=lambda t, q, qd: (0.0, 0.0, q[0]))
+    assert kernels.KERNELS["cartesian"].pack(model) is None
+    with pytest.raises(mb.ModelError, match="no loads or control laws given as callables"):
+        mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt", compiled=True)

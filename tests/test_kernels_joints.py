@@ -259,7 +259,7 @@ def test_constant_loads_and_joint_springs_run_inside_the_recursions(name, seed):
     model = _loaded(every_kind(name == "floating", seed=seed))
     data = kernels.model_data(model)
     assert data is not None and data.forces and model.joint_springs
-    assert kernels.KERNELS["cartesian"].pack(model) is None   # chapter 2's kernel: gravity only
+    assert kernels.KERNELS["cartesian"].pack(model) is None   # chapter 2's: 1-coordinate joints
     q, qd, tau = random_state(model, np.random.default_rng(8), 5)
     want = mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=False)
     _close(mb.tree.forward_dynamics(model, q, qd, tau, compiled=False), want, tol=1e-11)

@@ -56,8 +56,8 @@ for the one-coordinate kinds in ``ints[:, 0]``: :data:`REVOLUTE`, :data:`PRISMAT
 Constant loads (per body, :func:`.common.load_wrench`), joint springs (per speed,
 :func:`.common.spring_torques`) and spring-dampers between bodies (rows of ``geo`` after the
 joints', :func:`.common.spring_wrenches`) are packed too and applied inside Vereshchagin's,
-chapter 3's, the composite-body and chapter 6's kernels (chapter 6's on the reduced tree,
-joint springs on the joints it keeps); :func:`.common.dissipation` gives the dampers' power
+chapter 3's, the composite-body, chapter 2's and chapter 6's kernels (chapter 6's on the
+reduced tree, joint springs on the joints it keeps); :func:`.common.dissipation` gives the dampers' power
 for the simulations' dissipated-energy channel. Generalized-force callables are evaluated
 in Python once per configuration and added to ``tau`` (:func:`route`). Ivanov's sweep solves ``M qd = p`` with the inertia
 alone. Loads given as callables are evaluated in Python once per configuration too, and
@@ -166,7 +166,7 @@ class Kernel(NamedTuple):
     """A registered kernel: its batch ``function``, the ``pack(model)`` that prepares its
     constants (or None when it does not apply), the ``refusal`` ``compiled=True`` raises and
     whether it runs every joint kind and force element the recursions apply (``general``)
-    or only revolute, prismatic and fixed joints with gravity as the only force."""
+    or only revolute, prismatic and fixed joints and no force given as a callable."""
     function: Callable
     pack: Callable
     refusal: str
@@ -181,8 +181,8 @@ def register(name, function, *, refusal, pack=None, general=False):
     """Register ``function`` (``kernel(*args, q, qd, tau, qdd) -> bool``) as kernel ``name``
     for :func:`route`; ``pack(model)`` (default :func:`model_data`) prepares its leading
     arguments (by default :func:`model_data` for a ``general`` kernel, otherwise
-    :func:`model_data` only when every joint is revolute, prismatic or fixed and gravity is
-    the only force, else None); ``refusal`` is the message
+    :func:`model_data` only when every joint is revolute, prismatic or fixed and no force
+    is given as a callable, else None); ``refusal`` is the message
     ``compiled=True`` raises when it does not apply; ``general``: the kernel runs every joint
     kind (it reads the joints' packed motion).
 
@@ -197,10 +197,10 @@ def register(name, function, *, refusal, pack=None, general=False):
 
 
 def _simple_data(model):
-    """:func:`model_data` when every joint is revolute, prismatic or fixed and gravity is
-    the only force, else None."""
+    """:func:`model_data` when every joint is revolute, prismatic or fixed and no force is
+    given as a callable (chapter 2's kernel), else None."""
     data = model_data(model)
-    return data if data is not None and data.simple and not data.forces else None
+    return data if data is not None and data.simple and not data.callables else None
 
 
 def _elementary(kind, axis):
@@ -325,10 +325,10 @@ def model_data(model):
     springs (on joints whose coordinates are their speeds' integrals), spring-dampers,
     generalized-force callables (:func:`route` adds them to ``tau``) and loads given as
     callables (:func:`route` adds them to the packed loads, configuration by configuration);
-    chapter 2's kernel needs revolute, prismatic and fixed joints and gravity as the only
-    force (``simple`` and not ``forces``), chapter 6's the same joints with constant loads,
-    spring-dampers and joint springs on the joints it keeps. The formulations run their NumPy versions otherwise. Prepared once per
-    model version.
+    chapters 2 and 6's kernels need revolute, prismatic and fixed joints (``simple``) and
+    take constant loads, spring-dampers and joint springs (chapter 6's on the joints it
+    keeps) but no force given as a callable. The formulations run their NumPy versions
+    otherwise. Prepared once per model version.
 
     Returns
     -------

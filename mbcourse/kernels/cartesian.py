@@ -8,7 +8,9 @@ its spatial form, written as loops:
 * every body ``k`` free, ``M_k ddX_k = F_k + Q_k^T lam`` (2.5)-(2.9), (2.26):
   ``ddX_k = (a_k, eps_k)`` with the centre-of-mass acceleration in inertial axes and the
   angular acceleration in **body** axes, ``M_k = diag(m_k E, J_k)``, ``F_k = (m_k g,
-  - w_k x J_k w_k)`` plus the joint forces ``tau`` as equal and opposite wrenches;
+  - w_k x J_k w_k)`` plus the constant loads and spring-dampers (summed by the shared
+  kinematics pass) and the joint forces ``tau`` with the joint springs, as equal and
+  opposite wrenches;
 * each joint's elementary rows ``Q_i ddX_i + Q_j ddX_j = b`` (2.22) between its parent
   ``i`` and child ``j``: point-plane rows (2.10)-(2.22) (normals and offsets in the
   parent's axes, the child's point in the child's) and perpendicular rows, the
@@ -51,8 +53,9 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, centres, cholesky_factor, cross,
-                     finite, joint_wrench, kinematics, mm3, mtv3, mv3, take, workspace)
+from .common import (G_SPRING, INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, centres,
+                     cholesky_factor, cross, finite, joint_wrench, kinematics, mm3, mtv3, mv3,
+                     take, workspace)
 
 __all__ = ["POINT_PLANE", "PERPENDICULAR", "CartesianWork", "row_workspace", "joint_rows",
            "cartesian_workspace", "cartesian_one", "cartesian_forward", "cartesian_solve",
@@ -267,11 +270,15 @@ def joint_rows(ints, A, cw):
 @nb.njit(**OPTS)
 def _body_states(ints, geo, body, q, qd, kin, cw):
     """Absolute coordinates from ``q, qd``: ``A_k`` and ``omega_k`` (the shared kinematics
-    pass), ``r_k``, ``v_k`` and the body-axes angular velocity ``w_k = A_k^T omega_k``."""
-    kinematics(ints, geo, body, q, qd, kin)
+    pass, which also sums each body's applied wrench ``Q_k``), ``r_k``, ``v_k`` and the
+    body-axes angular velocity ``w_k = A_k^T omega_k``. False where that pass declines (a
+    spring-damper whose points coincide)."""
+    if not kinematics(ints, geo, body, q, qd, kin):
+        return False
     centres(ints, geo, qd, kin.A, kin.om, kin.rho, cw.r, cw.vel, kin.v)
     for k in range(body.shape[0]):
         mtv3(kin.A[k], kin.om[k], cw.w[k])
+    return True
 
 
 @nb.njit(**INLINE)
@@ -285,25 +292,31 @@ def _add_wrench(k, W, A, cw):
 
 
 @nb.njit(**OPTS)
-def _mass_and_forces(ints, geo, body, q, tau, kin, cw):
-    """``M_k = diag(m_k E, J_k)``, ``F_k = (m_k g, -w_k x J_k w_k)`` (2.5)-(2.9), body axes
-    for the angular part; ``tau_a`` acts on the child at its joint point and the opposite on
-    the parent (:func:`mbcourse.cartesian.system.joint_wrenches`)."""
+def _mass_and_forces(ints, geo, body, q, qd, tau, kin, cw):
+    """``M_k = diag(m_k E, J_k)``, ``F_k = (m_k g + F, A_k^T M - w_k x J_k w_k)``
+    (2.5)-(2.9), body axes for the angular part, ``F``, ``M`` the body's constant loads and
+    spring-dampers about its centre (the kinematics pass's ``Q_k``, inertial axes);
+    ``tau_a`` with the joint spring ``-(c q - c rest) - d qd`` acts on the child at its
+    joint point and the opposite on the parent
+    (:func:`mbcourse.cartesian.system.joint_wrenches`)."""
     A, v = kin.A, cw.v
-    e, lc, lp, h, t = v[6], v[7], v[8], v[9], v[10]
+    e, lc, lp, h = v[6], v[7], v[8], v[9]
     for k in range(1, body.shape[0]):
         for r in range(3):
             cw.M[k, r, r] = body[k, 0]
             for c in range(3):
                 cw.M[k, 3 + r, 3 + c] = kin.J0[k, r, c]
-        mv3(kin.J0[k], cw.w[k], h)
-        cross(cw.w[k], h, t)
+        mtv3(A[k], kin.Qs[k, 3:6], h)                # M - omega x J omega, to body axes
         for r in range(3):
-            cw.F[k, r] = body[k, 0] * body[0, 1 + r]
-            cw.F[k, 3 + r] = -t[r]
+            cw.F[k, r] = kin.Qs[k, r]
+            cw.F[k, 3 + r] = h[r]
     for a in range(ints.shape[0]):
         kind, p, c, qk, vk = ints[a, 0], ints[a, 1], ints[a, 2], ints[a, 3], ints[a, 4]
-        if kind == WELD or tau[vk] == 0.0:
+        if kind == WELD:
+            continue
+        force = tau[vk] - (geo[a, G_SPRING] * q[qk] - geo[a, G_SPRING + 1]
+                           + geo[a, G_SPRING + 2] * qd[vk])
+        if force == 0.0:
             continue
         mv3(A[p], geo[a, 0:3], e)
         mv3(A[c], geo[a, 15:18], lc)                 # child's centre -> joint point
@@ -311,10 +324,10 @@ def _mass_and_forces(ints, geo, body, q, tau, kin, cw):
         for r in range(3):
             h[r] = geo[a, 12 + r] + geo[a, r] * slide
         mv3(A[p], h, lp)                             # parent's centre -> joint point
-        joint_wrench(kind, tau[vk], e, lc, cw.s)
+        joint_wrench(kind, force, e, lc, cw.s)
         _add_wrench(c, cw.s, A, cw)
         if p > 0:
-            joint_wrench(kind, -tau[vk], e, lp, cw.s)
+            joint_wrench(kind, -force, e, lp, cw.s)
             _add_wrench(p, cw.s, A, cw)
 
 
@@ -462,9 +475,10 @@ def cartesian_one(ints, geo, body, q, qd, tau, qdd, lam, kin, cw):
     """Chapter 2 for one configuration: body states, rows (2.22), ``M`` and ``F``
     (2.5)-(2.9), the KKT system (2.49) by Baraff's ``LDL^T`` (2.55)-(2.61), then ``qdd``
     and ``lam`` (joint by joint, packed order). False if a block is not definite."""
-    _body_states(ints, geo, body, q, qd, kin, cw)
+    if not _body_states(ints, geo, body, q, qd, kin, cw):
+        return False
     joint_rows(ints, kin.A, cw)
-    _mass_and_forces(ints, geo, body, q, tau, kin, cw)
+    _mass_and_forces(ints, geo, body, q, qd, tau, kin, cw)
     if not _factor(ints, cw):
         return False
     _back_substitute(ints, cw)
@@ -557,5 +571,5 @@ from . import register  # noqa: E402  (the front door, mbcourse.kernels)
 
 register("cartesian", cartesian_forward,
          refusal="the compiled Cartesian route needs solver='ldlt', planar=None, revolute, "
-                 "prismatic and fixed joints pointing away from the base, gravity as the only "
-                 "load and a fixed base")
+                 "prismatic and fixed joints pointing away from the base, a fixed base, and "
+                 "no loads or control laws given as callables")
