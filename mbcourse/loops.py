@@ -772,9 +772,10 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
         User velocity rows ``a qd + a0 = 0``.
     compiled : bool, optional
         ``None`` (default): with the default cut, no extra constraints and a model of
-        revolute, prismatic and fixed joints whose forces are gravity, constant loads,
-        spring-dampers and joint springs on the joints the cut keeps, the compiled
-        kernel :func:`mbcourse.kernels.loops.loops_forward` runs (the same equations; a state it
+        revolute, prismatic and fixed joints, no joint spring on a cut joint and no
+        prescribed base motion, the compiled kernel
+        :func:`mbcourse.kernels.loops.loops_forward` runs (loads given as callables and
+        control laws evaluated in Python once per configuration and handed in as numbers) (the same equations; a state it
         cannot accept takes the checked route, which names what is open). ``False``: always
         the NumPy route; ``True``: refuse (``ModelError``) what the kernel cannot run.
 
@@ -807,7 +808,8 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
               and planar is None and not user else None)
     out, state = route(model, "loops", q, qd, tau, t, what="mb.loops.forward_dynamics",
                        check=lambda: _checked(model, q, qd, tau, t), compiled=compiled,
-                       data=kernel, applies=kernel is not None)
+                       data=kernel, applies=kernel is not None,
+                       generalized=lambda s: model_forces.callable_forces(model, s.q, s.qd, s.t))
     if out is not None:
         return out
     if state is None:
@@ -827,13 +829,12 @@ def _kernel_data(model, data):
 
     The reduced tree is packed with the Model's constant loads, spring-dampers and the
     joint springs of its own joints (the kernel evaluates them on the tree's bodies, which
-    are the Model's); a joint spring on a cut joint, a load given as a callable, a
-    generalized-force element, a prescribed base motion or a joint whose coordinates are
-    not its speeds' integrals keep the NumPy route."""
+    are the Model's; loads given as callables and generalized-force elements are evaluated
+    by :func:`mbcourse.kernels.route`); a joint spring on a cut joint, a prescribed base
+    motion or a joint whose coordinates are not its speeds' integrals keep the NumPy
+    route."""
     def build():
-        if (model.base_motion is not None or model.generalized_force_elements
-                or model.nq != model.nv
-                or any(callable(ld.force) or callable(ld.torque) for ld in model.loads)
+        if (model.base_motion is not None or model.nq != model.nv
                 or any(s.joint.index in data.cut for s in model.joint_springs)):
             return None
         tree = model_data(_reduced_with_forces(model, data))
@@ -1403,6 +1404,8 @@ class _System:
         # the full state
         self.kernel = (_kernel_data(model, data) if compiled and tau_fn is None
                        and gains is None else None)
+        if self.kernel is not None and self.kernel.callables:
+            self.kernel = None
         if self.kernel is not None:
             self._tau = np.zeros(self.nv)
             self._sv = np.zeros(6 * len(self.kernel.cints))
@@ -1510,7 +1513,8 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-
         ``None`` (default): the right-hand side runs chapter 6's kernel
         (:func:`mbcourse.kernels.loops.loops_reduced`: the reduced tree's accelerations and
         the dampers' power, the cut joints' rows from the bodies' poses) for the models
-        :func:`forward_dynamics` compiles, when there is no ``tau`` and no Baumgarte term;
+        :func:`forward_dynamics` compiles, when there is no ``tau``, no Baumgarte term and
+        no force given as a callable (these need the full state);
         ``False``: the NumPy route; ``True``: refuse (``ModelError``) what the kernel cannot
         run. Projection and partitioning's Newton solves stay in NumPy.
 
@@ -1597,7 +1601,8 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-
                      compiled is not False)
     if compiled and system.kernel is None:
         raise ModelError("mb.loops.simulate: the compiled right-hand side needs no tau, no "
-                         "Baumgarte term and a model mb.loops.forward_dynamics compiles ("
+                         "Baumgarte term, no force given as a callable and a model "
+                         "mb.loops.forward_dynamics compiles ("
                          f"{KERNELS['loops'].refusal}); use compiled=None")
     qT0, vT0 = q0[data.q_tree], qd0[data.v_tree]
     system.accelerations(t0, qT0, vT0)  # bad forces are refused here, before integrating

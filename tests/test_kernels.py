@@ -164,27 +164,39 @@ def test_loops_kernel_A_rows_and_multipliers_equal_loops_solve(name, model, q, q
     np.testing.assert_array_equal(qdd[0], mb.loops.forward_dynamics(model, q, qd, tau))
 
 
-def test_loops_kernel_leaves_forces_it_cannot_pack_to_the_numpy_route():
-    """A joint spring on a cut joint (it would act through B*), a callable load and a
-    generalized-force element keep the NumPy route; compiled=True says why."""
+def test_loops_kernel_hands_callables_in_as_numbers_and_leaves_a_cut_joint_spring():
+    """A load given as a callable and a control law (with a drive on the cut joint's
+    coordinate too) run compiled, evaluated once per configuration and handed in as
+    numbers; a joint spring on a cut joint (it would act through B*) keeps the NumPy route,
+    and compiled=True says why; every answer equals chapter 2's route."""
+    calls = []
+
+    def push(t, q, qd):
+        calls.append(t)
+        return np.array([1.0 + q[0], -0.5 * qd[1], 0.0])
+
     def spring_on_cut(m):
         m.add_joint_spring("B", stiffness=2.0)
 
-    def callable_load(m):
-        m.add_force("rod", force=lambda t, q, qd: np.array([1.0, 0.0, 0.0]))
+    def callables(m):
+        m.add_force("rod", force=push, point=(0.05, 0.0, 0.0))
+        m.add_generalized_force(lambda t, q, qd: -0.3 * qd + np.sin(t), name="law")
 
-    def control_law(m):
-        m.add_generalized_force(lambda t, q, qd: -qd)
-
-    for change in (spring_on_cut, callable_load, control_law):
+    for change, compiled in ((spring_on_cut, False), (callables, True)):
         model = mb.models.crank_slider()
         change(model)
         q, qd = mb.models.crank_slider_state(model, 0.3, 1.5)
-        assert mb.loops._kernel_data(model, mb.loops.prepare(model)) is None, change.__name__
-        with pytest.raises(mb.ModelError, match="joint springs on uncut joints"):
-            mb.loops.forward_dynamics(model, q, qd, compiled=True)
-        want = mb.cartesian.forward_dynamics(model, q, qd)
-        _close(mb.loops.forward_dynamics(model, q, qd), want, tol=1e-10, what=change.__name__)
+        q, qd = np.array([q, q]), np.array([qd, 1.2 * qd])
+        packed = mb.loops._kernel_data(model, mb.loops.prepare(model))
+        assert (packed is not None) == compiled, change.__name__
+        want = mb.cartesian.forward_dynamics(model, q, qd, t=0.3)
+        if not compiled:
+            with pytest.raises(mb.ModelError, match="joint springs on uncut joints"):
+                mb.loops.forward_dynamics(model, q, qd, t=0.3, compiled=True)
+        calls.clear()
+        got = mb.loops.forward_dynamics(model, q, qd, t=0.3, compiled=compiled or None)
+        _close(got, want, tol=1e-10, what=change.__name__)
+        assert len(calls) == (2 if compiled else 0)
 
 
 def test_loops_kernel_declines_an_open_state_and_the_checked_route_names_the_joint():

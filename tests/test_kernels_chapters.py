@@ -241,8 +241,8 @@ def _forced(model, seed):
 def test_cartesian_kernel_applies_loads_spring_dampers_and_joint_springs(name, model):
     """Chapter 2's ``F`` (2.5)-(2.9) with the constant loads and spring-dampers, the joint
     springs as joint wrenches, the multipliers and qdd: equal to the NumPy route's, and qdd
-    to Vereshchagin's NumPy recursion (an independent route); a load given as a callable
-    keeps the NumPy route."""
+    to Vereshchagin's NumPy recursion (an independent route), also with a load and a
+    control law given as callables."""
     data, order = _packed(model)
     assert kernels.KERNELS["cartesian"].pack(model) is data
     rng = np.random.default_rng(3)
@@ -259,7 +259,11 @@ def test_cartesian_kernel_applies_loads_spring_dampers_and_joint_springs(name, m
                                                compiled=False), tol=1e-11, what=name)
     _close(fast, mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=False),
            tol=1e-11, what=f"{name}: against Vereshchagin")
-    model.add_force(model.bodies[1].name, force=lambda t, q, qd: (0.0, 0.0, q[0]))
-    assert kernels.KERNELS["cartesian"].pack(model) is None
-    with pytest.raises(mb.ModelError, match="no loads or control laws given as callables"):
-        mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt", compiled=True)
+    # forces given as callables: evaluated once per configuration, handed in as numbers
+    model.add_force(model.bodies[1].name, force=lambda t, q, qd: (0.0, np.cos(t), q[0]),
+                    point=(0.1, 0.0, 0.0))
+    model.add_generalized_force(lambda t, q, qd: -0.2 * qd, name="law")
+    fast = mb.cartesian.forward_dynamics(model, q, qd, tau, t=0.2, solver="ldlt",
+                                         compiled=True)
+    _close(fast, mb.vereshchagin.forward_dynamics(model, q, qd, tau, t=0.2, compiled=False),
+           tol=1e-11, what=f"{name}: with callables")

@@ -982,7 +982,8 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=No
     _check_options(solver, redundant)
     out, state = route(model, "cartesian", q, qd, tau, t, what="mb.cartesian.forward_dynamics",
                        check=lambda: _checked(model, q, qd, tau, t), compiled=compiled,
-                       applies=solver == "ldlt" and planar is None)
+                       applies=solver == "ldlt" and planar is None,
+                       generalized=lambda s: model_forces.callable_forces(model, s.q, s.qd, s.t))
     if out is not None:
         return out
     if state is None:

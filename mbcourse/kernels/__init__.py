@@ -166,7 +166,7 @@ class Kernel(NamedTuple):
     """A registered kernel: its batch ``function``, the ``pack(model)`` that prepares its
     constants (or None when it does not apply), the ``refusal`` ``compiled=True`` raises and
     whether it runs every joint kind and force element the recursions apply (``general``)
-    or only revolute, prismatic and fixed joints and no force given as a callable."""
+    or only revolute, prismatic and fixed joints."""
     function: Callable
     pack: Callable
     refusal: str
@@ -181,8 +181,8 @@ def register(name, function, *, refusal, pack=None, general=False):
     """Register ``function`` (``kernel(*args, q, qd, tau, qdd) -> bool``) as kernel ``name``
     for :func:`route`; ``pack(model)`` (default :func:`model_data`) prepares its leading
     arguments (by default :func:`model_data` for a ``general`` kernel, otherwise
-    :func:`model_data` only when every joint is revolute, prismatic or fixed and no force
-    is given as a callable, else None); ``refusal`` is the message
+    :func:`model_data` only when every joint is revolute, prismatic or fixed, else None);
+    ``refusal`` is the message
     ``compiled=True`` raises when it does not apply; ``general``: the kernel runs every joint
     kind (it reads the joints' packed motion).
 
@@ -197,10 +197,10 @@ def register(name, function, *, refusal, pack=None, general=False):
 
 
 def _simple_data(model):
-    """:func:`model_data` when every joint is revolute, prismatic or fixed and no force is
-    given as a callable (chapter 2's kernel), else None."""
+    """:func:`model_data` when every joint is revolute, prismatic or fixed (chapter 2's
+    kernel), else None."""
     data = model_data(model)
-    return data if data is not None and data.simple and not data.callables else None
+    return data if data is not None and data.simple else None
 
 
 def _elementary(kind, axis):
@@ -326,9 +326,8 @@ def model_data(model):
     generalized-force callables (:func:`route` adds them to ``tau``) and loads given as
     callables (:func:`route` adds them to the packed loads, configuration by configuration);
     chapters 2 and 6's kernels need revolute, prismatic and fixed joints (``simple``) and
-    take constant loads, spring-dampers and joint springs (chapter 6's on the joints it
-    keeps) but no force given as a callable. The formulations run their NumPy versions
-    otherwise. Prepared once per model version.
+    take the same forces (chapter 6's joint springs on the joints the cut keeps). The
+    formulations run their NumPy versions otherwise. Prepared once per model version.
 
     Returns
     -------
@@ -482,7 +481,9 @@ def pack_cut(model, joints, tree, q_tree, v_tree, limits):
               np.asarray(v_tree, dtype=np.int64), np.asarray(limits, dtype=float))
     for arr in arrays:
         arr.flags.writeable = False
-    return loops.CutData(tree.ints, tree.geo, tree.body, *arrays, model.nv)
+    return loops.CutData(tree.ints, tree.geo, tree.body, *arrays, model.nv,
+                         bool(model.generalized_force_elements) or tree.state_loads,
+                         tree.state_loads)
 
 
 def fast_arrays(nv, q, qd, tau, t, nq=-1):
@@ -651,9 +652,8 @@ register("composite", composite.composite_forward, general=True,
          refusal=f"the compiled composite-body tree equations need {_TREE_JOINTS}")
 register("loops", loops.loops_forward, pack=lambda model: None,
          refusal="the compiled cut-joint method needs the default cut, planar=None, no extra "
-                 "constraints, revolute, prismatic and fixed joints, a fixed base, and forces "
-                 "from gravity, constant loads, spring-dampers and joint springs on uncut "
-                 "joints only")
+                 "constraints, revolute, prismatic and fixed joints, a fixed base and joint "
+                 "springs on uncut joints only")
 
 # chapter 3's and chapter 2's own kernels register "tree" and "cartesian" when imported
 from . import cartesian, tree  # noqa: E402

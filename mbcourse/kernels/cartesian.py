@@ -571,5 +571,4 @@ from . import register  # noqa: E402  (the front door, mbcourse.kernels)
 
 register("cartesian", cartesian_forward,
          refusal="the compiled Cartesian route needs solver='ldlt', planar=None, revolute, "
-                 "prismatic and fixed joints pointing away from the base, a fixed base, and "
-                 "no loads or control laws given as callables")
+                 "prismatic and fixed joints pointing away from the base and a fixed base")

@@ -38,7 +38,10 @@ class CutData(NamedTuple):
     :func:`mbcourse.kernels.pack_chain`, its own coordinates), the cut joints' ``cints``
     (kind, parent, child, q index, v index in the Model's vectors) and ``cgeo``, the
     positions ``q_tree``, ``v_tree`` of the tree's coordinates in the Model's, ``limits``
-    ``(rcond, tol)`` (the SVD's cut-off, the closure tolerance) and the Model's ``nv``."""
+    ``(rcond, tol)`` (the SVD's cut-off, the closure tolerance), the Model's ``nv`` and, as
+    in :class:`~mbcourse.kernels.ModelData`, whether the Model has forces given as
+    callables (``callables``; loads among them: ``state_loads``), which
+    :func:`mbcourse.kernels.route` evaluates and hands in as numbers."""
     ints: np.ndarray
     geo: np.ndarray
     body: np.ndarray
@@ -48,6 +51,8 @@ class CutData(NamedTuple):
     v_tree: np.ndarray
     limits: np.ndarray
     nv: int
+    callables: bool = False
+    state_loads: bool = False
 
     def args(self, gravity=True):
         """The kernel's leading arguments (gravity is part of the reduced tree's data)."""
