@@ -637,6 +637,8 @@ def _dissipation(model):
     from .kernels.common import dissipation
 
     packed = model_data(model)
+    if packed is not None and packed.base_moves:    # the kernel's base would stand still
+        packed = None
 
     def power(q, qd, t):
         if packed is not None:

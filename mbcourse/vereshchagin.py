@@ -86,8 +86,8 @@ class RecursionData:
         kinematic quantities the force evaluation receives.
     kernel : tuple or None
         The packed constants of the compiled recursion (:mod:`mbcourse.kernels`) when it
-        applies: joints pointing away from the base (every kind), no prescribed base
-        motion. ``None`` otherwise (the NumPy recursion runs).
+        applies: joints pointing away from the base (every kind; a prescribed motion of
+        the base is packed at each call). ``None`` otherwise (the NumPy recursion runs).
     """
 
     joints: tuple
@@ -466,7 +466,7 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     compiled : bool, optional
         ``None`` (default): the compiled recursion (:mod:`mbcourse.kernels`) when it
         applies (:func:`mbcourse.kernels.model_data`: every joint kind, floating bases
-        included, and every force element; no prescribed base motion),
+        included, every force element and a prescribed motion of the base),
         the NumPy recursion otherwise. ``False``: always
         the NumPy recursion. ``True``: refuse (``ModelError``) a model the kernel cannot run.
 

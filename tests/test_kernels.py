@@ -238,12 +238,15 @@ def test_route_refuses_with_the_kernels_reason_and_falls_back():
                           velocity=np.array([0.1, 0.0, 0.0]))     # a prescribed base motion
     q = np.zeros(2)
     with pytest.raises(mb.ModelError,
-                       match=r"^mb\.x: the compiled recursion needs joints pointing away from "
-                             r"the base and no prescribed base motion"):
-        kernels.route(model, "vereshchagin", q, q, None, 0.0, what="mb.x",
+                       match=r"^mb\.x: the compiled tree equations need joints pointing away "
+                             r"from the base and no prescribed base motion"):
+        kernels.route(model, "tree", q, q, None, 0.0, what="mb.x",
                       check=lambda: model.check_state(q, q), compiled=True)
-    assert kernels.route(model, "vereshchagin", q, q, None, 0.0, what="mb.x",
+    assert kernels.route(model, "tree", q, q, None, 0.0, what="mb.x",
                          check=lambda: model.check_state(q, q)) == (None, None)
+    out, _ = kernels.route(model, "vereshchagin", q, q, None, 0.0, what="mb.x",
+                           check=lambda: model.check_state(q, q), compiled=True)
+    _close(out, mb.vereshchagin.forward_dynamics(model, q, q, compiled=False))
     ok = _kernel_model(np.random.default_rng(5), 2)
     with pytest.raises(mb.ModelError, match="compiled Cartesian route needs solver='ldlt'"):
         mb.cartesian.forward_dynamics(ok, q, q, solver="schur", compiled=True)

@@ -397,3 +397,54 @@ def test_a_zero_dimensional_input_is_named_not_an_index_error():
     for q, qd in ((np.zeros(2), np.array(0.0)), (np.array(0.0), np.zeros(2))):
         with pytest.raises(mb.ShapeError):
             mb.vereshchagin.forward_dynamics(model, q, qd)
+
+
+def _rz(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _moving_base(model):
+    """A base turning about z with a growing rate and its origin on a cubic path, every
+    entry consistent with its derivative (``BaseMotion`` checks)."""
+    model.set_base_motion(
+        orientation=lambda t: _rz(0.3 * t * t),
+        angular_velocity=lambda t: np.array([0.0, 0.0, 0.6 * t]),
+        angular_acceleration=lambda t: np.array([0.0, 0.0, 0.6]),
+        position=lambda t: np.array([0.1 * t, 0.2 * t * t, -0.05 * t ** 3]),
+        velocity=lambda t: np.array([0.1, 0.4 * t, -0.15 * t * t]),
+        acceleration=lambda t: np.array([0.0, 0.4, -0.3 * t]))
+    return model
+
+
+def test_a_prescribed_base_motion_runs_in_vereshchagins_kernel_only():
+    """The base's orientation, angular velocity and the position and velocity of its origin
+    start the kinematics pass, its accelerations the outward pass: Vereshchagin's kernel
+    equals both NumPy recursions (every joint kind, loads, joint springs, a spring-damper
+    to the moving ground) at several times, one state or a batch; the other kernels leave
+    the model to their NumPy routes, and a simulation (with the dissipated energy) equals
+    the NumPy one."""
+    model = _moving_base(_loaded(every_kind(False, seed=5)))
+    model.add_spring("to ground", "ground", model.bodies[2].name, point_a=(0.2, 0.1, 0.3),
+                     point_b=(0.1, 0.0, 0.0), stiffness=30.0, rest_length=0.2, damping=1.5)
+    data = kernels.model_data(model)
+    assert data.base_moves
+    q, qd, tau = random_state(model, np.random.default_rng(12), 4)
+    for t in (0.0, 0.7, 1.9):
+        want = mb.vereshchagin.forward_dynamics(model, q, qd, tau, t=t, compiled=False)
+        _close(mb.tree.forward_dynamics(model, q, qd, tau, t=t), want, tol=1e-11, what="tree")
+        _close(mb.vereshchagin.forward_dynamics(model, q, qd, tau, t=t, compiled=True), want,
+               tol=1e-11, what=f"kernel at t={t}")
+        _close(mb.vereshchagin.forward_dynamics(model, q[1], qd[1], tau[1], t=t), want[1],
+               tol=1e-11, what=f"one state at t={t}")
+    for name in ("tree", "composite", "cartesian", "poisson"):
+        assert kernels.route(model, name, q, qd, tau, 0.7, what="x",
+                             check=lambda: None) == (None, None), name
+    with pytest.raises(mb.ModelError, match="no prescribed base motion"):
+        mb.tree.forward_dynamics(model, q, qd, tau, t=0.7, compiled=True)
+    q0, qd0 = q[0], qd[0]
+    runs = [mb.vereshchagin.simulate(model, (0.0, 0.2), q0, qd0, rtol=1e-10, atol=1e-10,
+                                     compiled=compiled) for compiled in (True, False)]
+    _close(runs[0].q[-1], runs[1].q[-1], tol=1e-8, what="simulation")
+    assert runs[0].dissipated[-1] > 0.0
+    _close(runs[0].dissipated[-1:], runs[1].dissipated[-1:], tol=1e-8, what="dissipated")

@@ -180,7 +180,11 @@ def test_batches_with_force_elements_and_any_number_of_dimensions():
     out = mb.vereshchagin.articulated(model, Q, V, T, t=0.4)
     assert [x.shape for x in out] == [(2, 3, model.nv), (2, 3, model.n + 1, 6),
                                       (2, 3, model.n + 1, 6, 6), (2, 3, model.n + 1, 6)]
-    np.testing.assert_array_equal(out[0], qdd)
+    # articulated is the NumPy recursion; forward_dynamics runs the kernel (which takes
+    # the moving base)
+    np.testing.assert_array_equal(out[0], mb.vereshchagin.forward_dynamics(
+        model, Q, V, T, t=0.4, compiled=False))
+    np.testing.assert_allclose(qdd, out[0], rtol=1e-12, atol=1e-12)
     for a in range(2):
         for b in range(3):
             np.testing.assert_allclose(qdd[a, b], mb.vereshchagin.forward_dynamics(
@@ -253,16 +257,24 @@ def test_compiled_recursion_refuses_and_falls_back_cleanly():
         mb.vereshchagin.forward_dynamics(model, np.zeros(3), np.array([0.0, np.nan, 0.0]))
     with pytest.raises(mb.ShapeError, match="q must have shape"):
         mb.vereshchagin.forward_dynamics(model, np.zeros(4), np.zeros(3))
-    # a model the kernel cannot run: a prescribed base motion; compiled=True says so, the
-    # default falls back
+    # a prescribed base motion runs compiled, packed at each call
     model.set_base_motion(position=lambda t: np.array([0.1 * t, 0.0, 0.0]),
                           velocity=np.array([0.1, 0.0, 0.0]))
-    assert mb.vereshchagin.prepare(model).kernel is None
-    with pytest.raises(mb.ModelError, match="compiled recursion needs"):
-        mb.vereshchagin.forward_dynamics(model, np.zeros(3), np.zeros(3), compiled=True)
-    np.testing.assert_allclose(mb.vereshchagin.forward_dynamics(model, np.zeros(3), np.zeros(3)),
-                               mb.tree.forward_dynamics(model, np.zeros(3), np.zeros(3)),
-                               atol=1e-9)
+    assert mb.vereshchagin.prepare(model).kernel.base_moves
+    np.testing.assert_allclose(
+        mb.vereshchagin.forward_dynamics(model, np.zeros(3), np.zeros(3), compiled=True),
+        mb.tree.forward_dynamics(model, np.zeros(3), np.zeros(3)), atol=1e-9)
+    # every model the NumPy recursion runs, the kernel runs; a joint pointing toward the
+    # base is refused by name on both routes
+    inward = mb.Model()
+    inward.add_body("a", 1.0, np.eye(3))
+    inward.add_body("b", 1.0, np.eye(3))
+    inward.add_joint("ja", "revolute", "ground", "a", axis=(0, 0, 1))
+    inward.add_joint("jb", "revolute", "b", "a", parent_point=(1, 0, 0), axis=(0, 0, 1))
+    for compiled in (True, None, False):
+        with pytest.raises(mb.TopologyError, match=r"\['jb'\] point toward the base"):
+            mb.vereshchagin.forward_dynamics(inward, np.zeros(2), np.zeros(2),
+                                             compiled=compiled)
     # a changed model gives the new answer through the kernel
     m2 = _kernel_model(np.random.default_rng(79), 2)
     before = mb.vereshchagin.forward_dynamics(m2, np.zeros(2), np.zeros(2))

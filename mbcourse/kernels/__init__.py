@@ -61,8 +61,10 @@ reduced tree, joint springs on the joints it keeps); :func:`.common.dissipation`
 for the simulations' dissipated-energy channel. Generalized-force callables are evaluated
 in Python once per configuration and added to ``tau`` (:func:`route`). Ivanov's sweep solves ``M qd = p`` with the inertia
 alone. Loads given as callables are evaluated in Python once per configuration too, and
-added to that configuration's packed loads. A prescribed base motion (``set_base_motion``;
-a floating body on a free joint is fine) takes the NumPy routes.
+added to that configuration's packed loads. A prescribed motion of the base
+(``set_base_motion``) is evaluated once per call and packed into row 0 of ``body``
+(:data:`.common.B_BASE`) for Vereshchagin's kernel; the other kernels leave it to the NumPy
+routes.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
 _drop_stale_machine_code()
 
 from ..errors import ModelError, TopologyError  # noqa: E402
-from .common import (B_BODY, B_FORCE, B_LEVER, B_SPRINGS, BODY_COLUMNS, GENERAL,  # noqa: E402
+from .common import (B_BASE, B_BODY, B_FORCE, B_LEVER, B_MOVING, B_SPRINGS, BODY_COLUMNS, GENERAL,  # noqa: E402
                      GEO_COLUMNS, S_A, S_B, S_C, S_K, S_L0, S_PA, S_PB,
                      G_SLIDE, G_SPEED, G_SPRING, G_TURN1, I_FRAME, I_NV, I_QUAT, I_SLIDE,
                      I_TURN1, INT_COLUMNS, OPTS, PRISMATIC, REVOLUTE, WELD)
@@ -138,8 +140,10 @@ class ModelData(NamedTuple):
     run every joint), ``forces``: the model has loads, joint springs or generalized-force
     callables (which only the recursions apply), ``callables``: it has the last or loads
     given as callables (which :func:`route` evaluates at each configuration and hands to
-    the kernel as numbers), ``spring_dampers``: it has spring-dampers between bodies, and
-    ``state_loads``: it has loads given as callables."""
+    the kernel as numbers), ``spring_dampers``: it has spring-dampers between bodies,
+    ``state_loads``: it has loads given as callables, and ``base_moves``: it has a
+    prescribed motion of the base (which :func:`route` packs at each call, for the kernels
+    registered with ``moving_base``)."""
     ints: np.ndarray
     geo: np.ndarray
     body: np.ndarray
@@ -152,6 +156,7 @@ class ModelData(NamedTuple):
     callables: bool = False
     spring_dampers: bool = False
     state_loads: bool = False
+    base_moves: bool = False
 
     def args(self, gravity=True):
         """The kernels' leading arguments ``(ints, geo, body)``; ``gravity=False``: the
@@ -171,20 +176,22 @@ class Kernel(NamedTuple):
     pack: Callable
     refusal: str
     general: bool = False
+    moving_base: bool = False
 
 
 #: The registered kernels by name (:func:`register`).
 KERNELS: dict[str, Kernel] = {}
 
 
-def register(name, function, *, refusal, pack=None, general=False):
+def register(name, function, *, refusal, pack=None, general=False, moving_base=False):
     """Register ``function`` (``kernel(*args, q, qd, tau, qdd) -> bool``) as kernel ``name``
     for :func:`route`; ``pack(model)`` (default :func:`model_data`) prepares its leading
     arguments (by default :func:`model_data` for a ``general`` kernel, otherwise
     :func:`model_data` only when every joint is revolute, prismatic or fixed, else None);
     ``refusal`` is the message
     ``compiled=True`` raises when it does not apply; ``general``: the kernel runs every joint
-    kind (it reads the joints' packed motion).
+    kind (it reads the joints' packed motion); ``moving_base``: it reads a prescribed motion
+    of the base from ``body``'s row 0 (:data:`.common.B_BASE`).
 
     Examples
     --------
@@ -192,15 +199,15 @@ def register(name, function, *, refusal, pack=None, general=False):
     'vereshchagin_forward'
     """
     KERNELS[name] = Kernel(function, pack or (model_data if general else _simple_data),
-                           refusal, general)
+                           refusal, general, moving_base)
     return function
 
 
 def _simple_data(model):
-    """:func:`model_data` when every joint is revolute, prismatic or fixed (chapter 2's
-    kernel), else None."""
+    """:func:`model_data` when every joint is revolute, prismatic or fixed and the base
+    does not move (chapter 2's kernel), else None."""
     data = model_data(model)
-    return data if data is not None and data.simple else None
+    return data if data is not None and data.simple and not data.base_moves else None
 
 
 def _elementary(kind, axis):
@@ -298,7 +305,7 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
     body[0, 1:4] = gravity
     body[0, B_SPRINGS] = S
     if loads is not None:
-        body[1:, B_FORCE:] = loads
+        body[1:, B_FORCE:B_BASE] = loads
         body[0, B_FORCE] = float(np.any(loads != 0.0))  # the flag: some body carries a load
     for arr in (ints, geo, body):
         arr.flags.writeable = False
@@ -319,8 +326,9 @@ def _joint_kind(j):
 def model_data(model):
     """The packed constants of a Model for the kernels, or ``None`` when they do not apply.
 
-    The kernels cover trees whose joints point away from the base, with no prescribed base
-    motion (a floating body on a free joint is fine). The recursions (chapters 3 and 4,
+    The kernels cover trees whose joints point away from the base; a floating body on a
+    free joint is fine, and a prescribed motion of the base (``base_moves``) only
+    Vereshchagin's kernel takes (:func:`route` packs it at each call). The recursions (chapters 3 and 4,
     composite bodies, Ivanov's sweep) run every joint kind, gravity, constant loads, joint
     springs (on joints whose coordinates are their speeds' integrals), spring-dampers,
     generalized-force callables (:func:`route` adds them to ``tau``) and loads given as
@@ -341,8 +349,6 @@ def model_data(model):
     (2, True)
     """
     def build():
-        if model.base_motion is not None:
-            return None
         try:
             joints = model.outward_joints("the compiled kernels")
         except TopologyError:
@@ -372,7 +378,7 @@ def model_data(model):
                          bool(model.loads or model.joint_springs or model.springs
                               or model.generalized_force_elements), springless,
                          bool(model.generalized_force_elements) or state_loads,
-                         bool(model.springs), state_loads)
+                         bool(model.springs), state_loads, model.base_motion is not None)
 
     return model.prepared("compiled", build)
 
@@ -383,7 +389,7 @@ def _pack_loads(model):
     (``P`` the point, body axes), and the forces and moments about the centre given in body
     axes. A load with a callable part is left out: :func:`route` adds it at each
     configuration (:func:`_state_load_body`)."""
-    out = np.zeros((model.n, BODY_COLUMNS - B_FORCE))
+    out = np.zeros((model.n, B_BASE - B_FORCE))
     for load in model.loads:
         if not _is_state_load(load):
             _add_load(out[load.body - 1], load, load.force, load.torque)
@@ -426,7 +432,7 @@ def _state_load_body(model, body, state):
                                   (state.q.shape[0], 3))
                   for v, part in ((load.force, "force"), (load.torque, "torque"))]
         for b in range(out.shape[0]):
-            _add_load(out[b, load.body, B_FORCE:], load,
+            _add_load(out[b, load.body, B_FORCE:B_BASE], load,
                       *(None if v is None else v[b] for v in values))
     out.flags.writeable = False                    # the packed arrays' type: one compilation
     return out
@@ -599,7 +605,8 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
     entry = KERNELS[kernel]
     if applies and data is None:
         data = entry.pack(model)
-    if not applies or data is None:
+    moving = getattr(data, "base_moves", False)
+    if not applies or data is None or (moving and not entry.moving_base):
         if compiled:
             raise ModelError(f"{what}: {entry.refusal}; use compiled=None")
         return None, None
@@ -610,11 +617,12 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
                 raise ModelError(f"{what}: {entry.refusal}; use compiled=None")
             return None, None
         state = check()
+        args = _moving_base(model, args, state.t) if moving else args
         q_, qd_, tau_ = state_arrays(state)
         tau_ += np.asarray(generalized(state), dtype=float).reshape(tau_.shape)
         out = np.zeros(qd_.shape)
         if getattr(data, "state_loads", False):         # one body array per configuration
-            bodies = _state_load_body(model, data.body, state)
+            bodies = _state_load_body(model, args[2], state)
             ok = all(entry.function(args[0], args[1], bodies[b], *args[3:], q_[b:b + 1],
                                     qd_[b:b + 1], tau_[b:b + 1], out[b:b + 1])
                      for b in range(out.shape[0]))
@@ -625,6 +633,7 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
         return None, state
     fast = fast_arrays(data.nv, q, qd, tau, t, getattr(data, "nq", -1))
     if fast is not None:
+        args = _moving_base(model, args, t) if moving else args
         out = np.zeros(fast[1].shape)
         if fast[3]:                                     # one state: the kernel directly
             if entry.function(*args, *fast[:3], out):
@@ -633,10 +642,25 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
             return out, None
         return None, check()            # declined; the checked arrays are these, so no rerun
     state = check()
+    args = _moving_base(model, args, state.t) if moving else args
     out = np.zeros(state.qd.shape)
     if batch(entry.function, args, *state_arrays(state), out):
         return state.result(out, what), state
     return None, state
+
+
+def _moving_base(model, args, t):
+    """``args`` with ``body``'s row 0 holding the prescribed motion of the base at time
+    ``t`` (:data:`.common.B_BASE`), read-only like the packed arrays (one compilation)."""
+    s = model.base_motion.state(float(t))
+    body = np.array(args[2])
+    body[0, B_MOVING] = 1.0
+    body[0, B_BASE:B_BASE + 24] = np.concatenate(
+        [np.asarray(s[key], dtype=float).ravel() for key in
+         ("orientation", "angular_velocity", "acceleration", "angular_acceleration",
+          "position", "velocity")])
+    body.flags.writeable = False
+    return (args[0], args[1], body) + tuple(args[3:])
 
 
 # ---------------------------------------------------------------- the registered kernels
@@ -644,8 +668,8 @@ from . import composite, loops, poisson, vereshchagin  # noqa: E402
 
 _TREE_JOINTS = ("joints pointing away from the base and no prescribed base motion (a free "
                 "joint is fine)")
-register("vereshchagin", vereshchagin.vereshchagin_forward, general=True,
-         refusal=f"the compiled recursion needs {_TREE_JOINTS}")
+register("vereshchagin", vereshchagin.vereshchagin_forward, general=True, moving_base=True,
+         refusal="the compiled recursion needs joints pointing away from the base")
 register("poisson", poisson.sweep_velocities, general=True,
          refusal=f"the compiled sweep needs solver='sweep', {_TREE_JOINTS}")
 register("composite", composite.composite_forward, general=True,

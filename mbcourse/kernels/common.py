@@ -23,7 +23,7 @@ import numpy as np
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "INLINE", "Work", "workspace",
            "joint_workspace", "joint_motion", "load_wrench", "spring_torques", "spring_wrenches",
-           "damping_power", "dissipation",
+           "damping_power", "dissipation", "base_state",
            "cross", "cholesky_factor_n",
            "mv3", "mtv3", "mm3", "take",
            "matvec", "matmul", "shift", "fold", "rodrigues", "kinematics", "centres",
@@ -48,7 +48,12 @@ G_TURN1, G_TURN2, G_SLIDE, G_SPEED, G_SPRING, GEO_COLUMNS = 18, 21, 24, 33, 69, 
 # (B_FORCE), the moments' coefficients G (3 x 3) of the inertial forces' points (B_LEVER),
 # a force and a torque (about the centre) in body axes (B_BODY); row 0 (the base, which
 # carries no load) holds 1 in column B_FORCE when any body carries one.
-B_FORCE, B_LEVER, B_BODY, BODY_COLUMNS = 10, 16, 25, 31
+B_FORCE, B_LEVER, B_BODY = 10, 16, 25
+# A prescribed motion of the base (set per call by mbcourse.kernels.route, for the kernels
+# that take it): 1 in column B_MOVING of row 0, and from column B_BASE its orientation (3 x 3,
+# base axes to inertial), angular velocity, the acceleration of its origin, its angular
+# acceleration, the position and the velocity of its origin (inertial axes).
+B_MOVING, B_BASE, BODY_COLUMNS = 5, 31, 55
 # Spring-dampers between bodies: their number in row 0 of body (column B_SPRINGS), one row
 # each in geo after the joints' rows: the bodies a, b (S_A, S_B), the points (body axes, from
 # the centres; S_PA, S_PB), stiffness, rest length and damping (S_K, S_L0, S_C).
@@ -564,6 +569,19 @@ def _push(c, lever, f, sign, Qs, h):
         Qs[c, 3 + k] += sign * h[k]
 
 
+@nb.njit(**INLINE)
+def base_state(body, A, om, r, vel):
+    """The prescribed motion of the base from row 0 of ``body`` (columns ``B_BASE:``): its
+    orientation ``A_0``, angular velocity ``om_0``, and the position ``r_0`` and velocity
+    ``vel_0`` of its origin, the base's reference point (inertial axes)."""
+    for a in range(3):
+        for b in range(3):
+            A[0, a, b] = body[0, B_BASE + 3 * a + b]
+        om[0, a] = body[0, B_BASE + 9 + a]
+        r[0, a] = body[0, B_BASE + 18 + a]
+        vel[0, a] = body[0, B_BASE + 21 + a]
+
+
 @nb.njit(**OPTS)
 def kinematics(ints, geo, body, q, qd, ws):
     """Outward pass shared by the recursions: orientations ``A`` and angular velocities
@@ -572,10 +590,13 @@ def kinematics(ints, geo, body, q, qd, ws):
     ``M_k`` and ``Q_k`` about its centre of mass (3.172), gravity, the constant loads, the
     spring-dampers and the gyroscopic moment in ``Q_k``. Inertial axes throughout (the same
     quantities as ``mb.vereshchagin``'s NumPy recursion); each joint's own motion from
-    :func:`joint_motion`; the base's ``A``, ``om`` (row 0) are set by :func:`workspace`.
-    False for a quaternion far from unit norm or a spring whose points coincide."""
+    :func:`joint_motion`; the base's ``A``, ``om`` (row 0) are set by :func:`workspace`, or
+    by :func:`base_state` for a prescribed motion of the base. False for a quaternion far
+    from unit norm or a spring whose points coincide."""
     A, om, rho, S, w0, R0, v, jw = ws.A, ws.om, ws.rho, ws.S, ws.w0, ws.R0, ws.v, ws.jw
     Pw, lp, lc, Om, kv, Kw, a0, e0, h = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
+    if body[0, B_MOVING] != 0.0:
+        base_state(body, A, om, ws.r, ws.vel)
     for i in range(ints.shape[0]):
         p, c, v0 = ints[i, 1], ints[i, 2], ints[i, 4]
         if not joint_motion(i, ints, geo, q, qd, R0, jw):

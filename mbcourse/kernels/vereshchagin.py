@@ -13,8 +13,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .common import (I_NV, INLINE, OPTS, cholesky_factor_n, cross, finite, fold, kinematics,
-                     lower_solve, matvec, shift, spring_torques, upper_solve, workspace)
+from .common import (B_BASE, I_NV, INLINE, OPTS, cholesky_factor_n, cross, finite, fold,
+                     kinematics, lower_solve, matvec, shift, spring_torques, upper_solve,
+                     workspace)
 
 __all__ = ["vereshchagin_forward", "vereshchagin_articulated"]
 
@@ -84,13 +85,15 @@ def _articulate(ints, tau, ws):
 
 
 @nb.njit(**INLINE)
-def _accelerate(ints, tau, qdd, ws):
+def _accelerate(ints, body, tau, qdd, ws):
     """Outward (3.176): ``qdd_k = U^-1 (tau_k + S^T (Q*_k - M*_k (C_k w_p + w0_k)))``,
-    ``w_k = C_k w_p + S_k qdd_k + w0_k``."""
+    ``w_k = C_k w_p + S_k qdd_k + w0_k``, from the base's ``w_0``: zero, or its prescribed
+    acceleration (the columns ``B_BASE + 12:`` of ``body``'s row 0, zero when it does not
+    move)."""
     w, S, h, rho, w0, Ms, Qs, y = ws.w, ws.S, ws.v[8], ws.rho, ws.w0, ws.Ms, ws.Qs, ws.y
     r6, g6 = ws.t6[0], ws.t6[2]
     for r in range(6):
-        w[0, r] = 0.0
+        w[0, r] = body[0, B_BASE + 12 + r]
     for i in range(ints.shape[0]):
         p, c, v0, nk = ints[i, 1], ints[i, 2], ints[i, 4], ints[i, I_NV]
         cross(w[p, 3:], rho[i], h)                   # X eps_p = eps_p x rho
@@ -123,7 +126,7 @@ def _one(ints, geo, body, q, qd, tau, qdd, ws):
     spring_torques(ints, geo, q, qd, tau, ws.tq)
     if not kinematics(ints, geo, body, q, qd, ws) or not _articulate(ints, ws.tq, ws):
         return False
-    _accelerate(ints, ws.tq, qdd, ws)
+    _accelerate(ints, body, ws.tq, qdd, ws)
     return finite(qdd)
 
 
