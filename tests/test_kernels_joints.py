@@ -417,13 +417,13 @@ def _moving_base(model):
     return model
 
 
-def test_a_prescribed_base_motion_runs_in_vereshchagins_kernel_only():
+def test_a_prescribed_base_motion_runs_in_the_recursions_kernels():
     """The base's orientation, angular velocity and the position and velocity of its origin
-    start the kinematics pass, its accelerations the outward pass: Vereshchagin's kernel
-    equals both NumPy recursions (every joint kind, loads, joint springs, a spring-damper
-    to the moving ground) at several times, one state or a batch; the other kernels leave
-    the model to their NumPy routes, and a simulation (with the dissipated energy) equals
-    the NumPy one."""
+    start the kinematics pass, its accelerations the outward pass: Vereshchagin's, chapter
+    3's and the composite-body kernels equal both NumPy recursions (every joint kind,
+    loads, joint springs, a spring-damper to the moving ground) at several times, one state
+    or a batch; chapter 2's kernel and the sweep leave the model to their NumPy routes, and
+    a simulation (with the dissipated energy) equals the NumPy one."""
     model = _moving_base(_loaded(every_kind(False, seed=5)))
     model.add_spring("to ground", "ground", model.bodies[2].name, point_a=(0.2, 0.1, 0.3),
                      point_b=(0.1, 0.0, 0.0), stiffness=30.0, rest_length=0.2, damping=1.5)
@@ -437,11 +437,13 @@ def test_a_prescribed_base_motion_runs_in_vereshchagins_kernel_only():
                tol=1e-11, what=f"kernel at t={t}")
         _close(mb.vereshchagin.forward_dynamics(model, q[1], qd[1], tau[1], t=t), want[1],
                tol=1e-11, what=f"one state at t={t}")
-    for name in ("tree", "composite", "cartesian", "poisson"):
+        _close(mb.tree.forward_dynamics(model, q, qd, tau, t=t, compiled=True), want,
+               tol=1e-11, what=f"tree kernel at t={t}")
+        _close(mb.tree.forward_dynamics_composite(model, q, qd, tau, t=t), want,
+               tol=1e-11, what=f"composite kernel at t={t}")
+    for name in ("cartesian", "poisson"):
         assert kernels.route(model, name, q, qd, tau, 0.7, what="x",
                              check=lambda: None) == (None, None), name
-    with pytest.raises(mb.ModelError, match="no prescribed base motion"):
-        mb.tree.forward_dynamics(model, q, qd, tau, t=0.7, compiled=True)
     q0, qd0 = q[0], qd[0]
     runs = [mb.vereshchagin.simulate(model, (0.0, 0.2), q0, qd0, rtol=1e-10, atol=1e-10,
                                      compiled=compiled) for compiled in (True, False)]

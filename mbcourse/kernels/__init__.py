@@ -63,8 +63,9 @@ in Python once per configuration and added to ``tau`` (:func:`route`). Ivanov's 
 alone. Loads given as callables are evaluated in Python once per configuration too, and
 added to that configuration's packed loads. A prescribed motion of the base
 (``set_base_motion``) is evaluated once per call and packed into row 0 of ``body``
-(:data:`.common.B_BASE`) for Vereshchagin's kernel; the other kernels leave it to the NumPy
-routes.
+(:data:`.common.B_BASE`) for the kernels registered with ``moving_base`` (Vereshchagin's,
+chapter 3's and the composite-body kernels); chapter 2's, chapter 6's and the sweep leave it
+to the NumPy routes.
 """
 
 from __future__ import annotations
@@ -327,8 +328,9 @@ def model_data(model):
     """The packed constants of a Model for the kernels, or ``None`` when they do not apply.
 
     The kernels cover trees whose joints point away from the base; a floating body on a
-    free joint is fine, and a prescribed motion of the base (``base_moves``) only
-    Vereshchagin's kernel takes (:func:`route` packs it at each call). The recursions (chapters 3 and 4,
+    free joint is fine, and a prescribed motion of the base (``base_moves``) is taken by
+    Vereshchagin's, chapter 3's and the composite-body kernels (:func:`route` packs it at
+    each call). The recursions (chapters 3 and 4,
     composite bodies, Ivanov's sweep) run every joint kind, gravity, constant loads, joint
     springs (on joints whose coordinates are their speeds' integrals), spring-dampers,
     generalized-force callables (:func:`route` adds them to ``tau``) and loads given as
@@ -672,8 +674,9 @@ register("vereshchagin", vereshchagin.vereshchagin_forward, general=True, moving
          refusal="the compiled recursion needs joints pointing away from the base")
 register("poisson", poisson.sweep_velocities, general=True,
          refusal=f"the compiled sweep needs solver='sweep', {_TREE_JOINTS}")
-register("composite", composite.composite_forward, general=True,
-         refusal=f"the compiled composite-body tree equations need {_TREE_JOINTS}")
+register("composite", composite.composite_forward, general=True, moving_base=True,
+         refusal="the compiled composite-body tree equations need joints pointing away from "
+                 "the base")
 register("loops", loops.loops_forward, pack=lambda model: None,
          refusal="the compiled cut-joint method needs the default cut, planar=None, no extra "
                  "constraints, revolute, prismatic and fixed joints, a fixed base and joint "

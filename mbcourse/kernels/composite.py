@@ -13,22 +13,23 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .common import (I_NV, INLINE, OPTS, cholesky_solve, cross, finite, fold, kinematics,
-                     matvec, shift, spring_torques, workspace)
+from .common import (B_BASE, I_NV, INLINE, OPTS, cholesky_solve, cross, finite, fold,
+                     kinematics, matvec, shift, spring_torques, workspace)
 
 __all__ = ["tree_one", "composite_forward", "composite_matrices"]
 
 
 @nb.njit(**INLINE)
-def _bias(ints, hb, ws):
+def _bias(ints, body, hb, ws):
     """The velocity and gravity terms ``hb`` (``B = tau - hb``): accelerations with
-    ``qdd = 0`` outward, ``f_b = M_b w_b - Q_b`` summed inward; also the composite
-    inertias ``Ic`` and ``up`` (the joint above each body)."""
+    ``qdd = 0`` outward from the base's (zero, or its prescribed acceleration in ``body``'s
+    row 0), ``f_b = M_b w_b - Q_b`` summed inward; also the composite inertias ``Ic`` and
+    ``up`` (the joint above each body)."""
     w, f, Ic, Ms, rho, h = ws.w, ws.f, ws.Ic, ws.Ms, ws.rho, ws.v[8]
     w0, Qs, S, up, Ma = ws.w0, ws.Qs, ws.S, ws.up, ws.Ma
     m = ints.shape[0]
     for r in range(6):
-        w[0, r] = 0.0
+        w[0, r] = body[0, B_BASE + 12 + r]
     for i in range(m):                                  # accelerations with q'' = 0
         p, c = ints[i, 1], ints[i, 2]
         up[c] = i
@@ -94,7 +95,7 @@ def tree_one(ints, geo, body, q, qd, H, hb, ws):
     quaternion far from unit norm."""
     if not kinematics(ints, geo, body, q, qd, ws):
         return False
-    _bias(ints, hb, ws)
+    _bias(ints, body, hb, ws)
     _mass_matrix(ints, H, ws)
     return True
 

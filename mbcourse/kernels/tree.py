@@ -42,9 +42,10 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .common import (B_FORCE, B_SPRINGS, I_NV, J_K, J_KV, J_OM, J_P, J_R, J_SA, J_WA, J_Z, OPTS,
-                     cholesky_solve, cross, finite, joint_motion, joint_workspace, load_wrench,
-                     mm3, mv3, spring_torques, spring_wrenches, take)
+from .common import (B_BASE, B_FORCE, B_MOVING, B_SPRINGS, I_NV, J_K, J_KV, J_OM, J_P, J_R,
+                     J_SA, J_WA, J_Z, OPTS, base_state, cholesky_solve, cross, finite,
+                     joint_motion, joint_workspace, load_wrench, mm3, mv3, spring_torques,
+                     spring_wrenches, take)
 
 __all__ = ["TreeWork", "tree_workspace", "tree_one", "tree_forward", "tree_matrices",
            "tree_terms"]
@@ -339,7 +340,14 @@ def _bias_forces(ints, body, Bvec, ws):
 def tree_one(ints, geo, body, q, qd, Amat, Bvec, ws):
     """``A`` and ``B`` of (3.167) for one configuration (``A qdd = B + tau``), leaving the
     chapter's intermediate quantities in ``ws``; False for a quaternion far from unit
-    norm."""
+    norm. A prescribed motion of the base (``body``'s row 0) starts the outward pass: the
+    base's ``A_0``, ``omega_0``, ``eps_0`` and its origin's acceleration ``U_0``, position
+    and velocity."""
+    if body[0, B_MOVING] != 0.0:
+        base_state(body, ws.Ab, ws.omega, ws.r, ws.vel)
+        for k in range(3):
+            ws.U[0, k] = body[0, B_BASE + 12 + k]
+            ws.eps[0, k] = body[0, B_BASE + 15 + k]
     for a in range(ints.shape[0]):                      # outward: joints, then bodies
         if not _joint_vectors(a, ints, geo, q, qd, ws):
             return False
@@ -421,6 +429,5 @@ def tree_terms(ints, geo, body, q, qd):
 
 from . import register  # noqa: E402  (the front door, mbcourse.kernels)
 
-register("tree", tree_forward, general=True,
-         refusal="the compiled tree equations need joints pointing away from the base and "
-                 "no prescribed base motion (a free joint is fine)")
+register("tree", tree_forward, general=True, moving_base=True,
+         refusal="the compiled tree equations need joints pointing away from the base")

@@ -491,7 +491,7 @@ def forward_dynamics_composite(model, q, qd, tau=None, *, t=0.0):
     ``B`` as chapter 3's ``Phi m Phi^T`` (3.163)-(3.167) that :func:`forward_dynamics`
     computes, by a different algorithm; it runs the models the kernels cover
     (:func:`mbcourse.kernels.model_data`: joints pointing away from the base, of every
-    kind, no prescribed base motion) and raises ``ModelError``
+    kind, a prescribed base motion included) and raises ``ModelError``
     otherwise (``SingularSystemError`` for a state it declines).
 
     Parameters and result as :func:`forward_dynamics`.
