@@ -133,7 +133,7 @@ _KINDS = {"rotation": REVOLUTE, "translation": PRISMATIC}
 
 class ModelData(NamedTuple):
     """A tree's packed constants (:func:`model_data`): ``ints`` (m, 20), ``geo`` (m + S, 87)
-    (S spring-dampers), ``body`` (n + 1, 31) (see :func:`pack_chain`), ``weightless``
+    (S spring-dampers), ``body`` (n + 1, 55) (see :func:`pack_chain`), ``weightless``
     (``body`` with gravity, the loads and the spring-dampers switched off) and ``springless``
     (``geo`` without the joint springs), the
     numbers of speeds ``nv`` and coordinates ``nq``, ``simple``: every joint revolute,
@@ -266,11 +266,12 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
         ``axis (3), orientation (9, row-major), parent_point (3), child_point (3)``, then
         the motion's turn axes, slide vectors and per speed ``(p, k)``, then per speed the
         joint springs (``G_SPRING``); then one row per spring-damper.
-    body : ndarray, shape (n + 1, 31)
+    body : ndarray, shape (n + 1, 55)
         ``mass, inertia (9, row-major, body axes)`` per body, then its constant loads
         (``B_FORCE``, ``B_LEVER``, ``B_BODY``); row 0 (the base) holds the gravity vector
         in columns 1..3, the number of spring-dampers in ``B_SPRINGS`` and 1 in ``B_FORCE``
-        when some body carries a constant load.
+        when some body carries a constant load; its columns ``B_MOVING`` and ``B_BASE:``
+        stay zero here (:func:`route` fills them for a prescribed motion of the base).
 
     Examples
     --------
@@ -386,7 +387,7 @@ def model_data(model):
 
 
 def _pack_loads(model):
-    """The constant loads as the columns ``B_FORCE:`` of ``body`` (n, 21): per body the sums
+    """The constant loads as the columns ``B_FORCE:B_BASE`` of ``body`` (n, 21): per body the sums
     of the forces and torques given in inertial axes, ``G_k = sum P_k F`` of those forces
     (``P`` the point, body axes), and the forces and moments about the centre given in body
     axes. A load with a callable part is left out: :func:`route` adds it at each
@@ -418,7 +419,7 @@ def _add_load(row, load, force, torque):
 
 
 def _state_load_body(model, body, state):
-    """``body`` (n + 1, 31) once per configuration of a checked ``state``, (B, n + 1, 31),
+    """``body`` (n + 1, 55) once per configuration of a checked ``state``, (B, n + 1, 55),
     with the loads that are callables of ``(t, q, qd)`` evaluated there (each callable once
     per configuration, as :func:`mbcourse.forces.applied_wrenches` does) and added."""
     from ..forces import evaluate
