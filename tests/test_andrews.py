@@ -7,6 +7,7 @@ import pytest
 
 import mbcourse as mb
 from mbcourse.errors import ModelError
+from mbcourse.kernels.loops import loops_forward
 
 P = mb.models.ANDREWS_PARAMETERS
 #: the test set's order (beta, Theta, gamma, Phi, delta, Omega, epsilon) -> the Model's first 7
@@ -124,7 +125,11 @@ def test_every_route_equals_the_test_sets_equations_in_motion(seed):
     assert np.abs(g).max() < 1e-12                  # assemble's tolerance
     ref = ydd[TO_MODEL]
     scale = np.abs(ref).max()
-    fast = mb.loops.forward_dynamics(m, q, qd)
+    packed = mb.loops._kernel_data(m, mb.loops.prepare(m))
+    fast = np.zeros((1, m.nv))
+    assert loops_forward(*packed.args(), q[None], qd[None], np.zeros((1, m.nv)), fast)
+    fast = fast[0]                                       # the kernel accepted the state
+    np.testing.assert_array_equal(fast, mb.loops.forward_dynamics(m, q, qd))
     slow = mb.loops.forward_dynamics(m, q, qd, compiled=False)
     assert np.abs(fast - slow).max() < 1e-11 * scale     # the kernel, with the spring and load
     assert np.abs(slow[:7] - ref).max() < 1e-9 * scale    # the promise of ARCHITECTURE.md
