@@ -1402,10 +1402,9 @@ class _System:
         # the compiled right-hand side (the same equations, chapter 6's kernel, and the
         # dampers' power): without drive forces or Baumgarte terms, whose evaluation needs
         # the full state
-        self.kernel = (_kernel_data(model, data) if compiled and tau_fn is None
-                       and gains is None else None)
-        if self.kernel is not None and self.kernel.callables:
-            self.kernel = None
+        kernel = (_kernel_data(model, data) if compiled and tau_fn is None and gains is None
+                  else None)
+        self.kernel = kernel if kernel is not None and not kernel.callables else None
         if self.kernel is not None:
             self._tau = np.zeros(self.nv)
             self._sv = np.zeros(6 * len(self.kernel.cints))

@@ -57,6 +57,8 @@ from .errors import (STOPPED_HINT, IntegrationError, MbcourseError, ModelError, 
                      TopologyError)
 from . import forces as model_forces
 from . import poses as model_poses
+from .kernels import model_data
+from .kernels.common import dissipation
 from .model import Model
 from .spatial import cross
 
@@ -633,9 +635,6 @@ def _dissipation(model):
     channel): compiled (:func:`mbcourse.kernels.common.dissipation`) for the models the
     kernels pack, :func:`mbcourse.forces.damping_power` otherwise or where the kernel
     declines."""
-    from .kernels import model_data
-    from .kernels.common import dissipation
-
     packed = model_data(model)
     if packed is not None and packed.base_moves:    # the kernel's base would stand still
         packed = None

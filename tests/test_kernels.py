@@ -13,7 +13,7 @@ from mbcourse import kernels
 from mbcourse.kernels.composite import composite_matrices
 from mbcourse.kernels.loops import loops_intermediates
 from mbcourse.kernels.vereshchagin import vereshchagin_articulated
-from test_vereshchagin import _kernel_model
+from test_vereshchagin import _inward_model, _kernel_model
 
 ROOT = Path(mb.__file__).parent
 
@@ -112,17 +112,6 @@ def test_composite_kernel_builds_chapter_3s_A_and_B(name, model):
     _close(-hb, mb.tree.bias_forces(model, q, qd), tol=1e-11, what="B")
     _close(mb.tree.forward_dynamics_composite(model, q, qd, tau),
            mb.tree.forward_dynamics(model, q, qd, tau, compiled=False), tol=1e-10)
-
-
-def _inward_model():
-    """Two bodies, the second hung by a joint pointing toward the base (which the kernels,
-    walking outward, do not take)."""
-    model = mb.Model()
-    model.add_body("a", 1.0, np.eye(3))
-    model.add_body("b", 1.0, np.eye(3))
-    model.add_joint("ja", "revolute", "ground", "a", axis=(0, 0, 1))
-    model.add_joint("jb", "revolute", "b", "a", parent_point=(1, 0, 0), axis=(0, 0, 1))
-    return model
 
 
 def test_forward_dynamics_composite_refuses_what_it_cannot_run():

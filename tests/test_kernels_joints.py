@@ -21,6 +21,7 @@ import pytest
 import mbcourse as mb
 from mbcourse import kernels
 from mbcourse.joints import CHILD, FIRST_TURN, PARENT, QUATERNION_TOL
+from mbcourse.kernels.common import B_BASE, B_FORCE, B_SPRINGS, G_SPRING
 from mbcourse.kernels.tree import tree_matrices, tree_terms
 from mbcourse.kernels.vereshchagin import vereshchagin_articulated
 from mbcourse.spatial import axis_angle, quat_to_matrix
@@ -258,7 +259,8 @@ def _loaded(model):
 def test_constant_loads_and_joint_springs_run_inside_the_recursions(name, seed):
     model = _loaded(every_kind(name == "floating", seed=seed))
     data = kernels.model_data(model)
-    assert data is not None and data.forces and model.joint_springs
+    assert data is not None and model.joint_springs
+    assert data.body[1:, B_FORCE:B_BASE].any() and data.geo[:, G_SPRING:].any()   # packed
     assert kernels.KERNELS["cartesian"].pack(model) is None   # chapter 2's: 1-coordinate joints
     q, qd, tau = random_state(model, np.random.default_rng(8), 5)
     want = mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=False)
@@ -367,7 +369,7 @@ def test_spring_dampers_run_inside_the_recursions():
                      stiffness=7.0, rest_length=0.3, damping=0.4)
     model.add_spring("soft", "root", "b7", stiffness=3.0)
     data = kernels.model_data(model)
-    assert data.spring_dampers and kernels.KERNELS["tree"].pack(model) is data
+    assert data.body[0, B_SPRINGS] == 3 and kernels.KERNELS["tree"].pack(model) is data
     q, qd, tau = random_state(model, np.random.default_rng(11), 5)
     want = mb.tree.forward_dynamics(model, q, qd, tau, compiled=False)
     _close(mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=False), want, tol=1e-11)

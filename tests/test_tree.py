@@ -9,6 +9,7 @@ import mbcourse as mb
 from mbcourse.errors import ShapeError, TopologyError
 import reference
 from test_cartesian import ALL_SPATIAL, random_state, random_tree, four_bar, four_bar_state
+from test_vereshchagin import _inward_model
 
 
 @settings(max_examples=60)
@@ -270,11 +271,7 @@ def test_compiled_tree_equations_equal_the_numpy_assembly():
         np.testing.assert_allclose(mb.tree.forward_dynamics(model, q[0], qd[0]),
                                    mb.tree.forward_dynamics(model, q[0].tolist(), qd[0],
                                                             compiled=False), atol=1e-10)
-    inward = mb.Model()                 # a joint pointing toward the base: NumPy only
-    inward.add_body("a", 1.0, np.eye(3))
-    inward.add_body("b", 1.0, np.eye(3))
-    inward.add_joint("ja", "revolute", "ground", "a", axis=(0, 0, 1))
-    inward.add_joint("jb", "revolute", "b", "a", parent_point=(1, 0, 0), axis=(0, 0, 1))
+    inward = _inward_model()            # a joint pointing toward the base: NumPy only
     with pytest.raises(mb.ModelError, match="compiled tree equations need"):
         mb.tree.forward_dynamics(inward, np.zeros(2), np.zeros(2), compiled=True)
     assert np.all(np.isfinite(mb.tree.forward_dynamics(inward, np.zeros(2), np.ones(2))))

@@ -212,6 +212,17 @@ def test_a_changed_model_gives_the_fresh_answer():
 
 
 # ------------------------------------------------------------------ the compiled recursion
+def _inward_model():
+    """Two bodies, the second hung by a joint pointing toward the base (which the kernels,
+    walking outward, do not take)."""
+    model = mb.Model()
+    model.add_body("a", 1.0, np.eye(3))
+    model.add_body("b", 1.0, np.eye(3))
+    model.add_joint("ja", "revolute", "ground", "a", axis=(0, 0, 1))
+    model.add_joint("jb", "revolute", "b", "a", parent_point=(1, 0, 0), axis=(0, 0, 1))
+    return model
+
+
 def _kernel_model(rng, n, prismatic=(), weld=()):
     from strategies import random_body, random_rotation
     model = mb.Model(gravity=rng.normal(size=3))
@@ -266,11 +277,7 @@ def test_compiled_recursion_refuses_and_falls_back_cleanly():
         mb.tree.forward_dynamics(model, np.zeros(3), np.zeros(3)), atol=1e-9)
     # every model the NumPy recursion runs, the kernel runs; a joint pointing toward the
     # base is refused by name on both routes
-    inward = mb.Model()
-    inward.add_body("a", 1.0, np.eye(3))
-    inward.add_body("b", 1.0, np.eye(3))
-    inward.add_joint("ja", "revolute", "ground", "a", axis=(0, 0, 1))
-    inward.add_joint("jb", "revolute", "b", "a", parent_point=(1, 0, 0), axis=(0, 0, 1))
+    inward = _inward_model()
     for compiled in (True, None, False):
         with pytest.raises(mb.TopologyError, match=r"\['jb'\] point toward the base"):
             mb.vereshchagin.forward_dynamics(inward, np.zeros(2), np.zeros(2),

@@ -109,6 +109,7 @@ def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
 _drop_stale_machine_code()
 
 from ..errors import ModelError, TopologyError  # noqa: E402
+from ..forces import evaluate  # noqa: E402
 from .common import (B_BASE, B_BODY, B_FORCE, B_LEVER, B_MOVING, B_SPRINGS, BODY_COLUMNS, GENERAL,  # noqa: E402
                      GEO_COLUMNS, S_A, S_B, S_C, S_K, S_L0, S_PA, S_PB,
                      G_SLIDE, G_SPEED, G_SPRING, G_TURN1, I_FRAME, I_NV, I_QUAT, I_SLIDE,
@@ -138,11 +139,10 @@ class ModelData(NamedTuple):
     (``geo`` without the joint springs), the
     numbers of speeds ``nv`` and coordinates ``nq``, ``simple``: every joint revolute,
     prismatic or fixed (the kinds chapters 2 and 6's kernels are written for; the recursions
-    run every joint), ``forces``: the model has loads, joint springs or generalized-force
-    callables (which only the recursions apply), ``callables``: it has the last or loads
+    run every joint), ``callables``: the model has generalized-force callables or loads
     given as callables (which :func:`route` evaluates at each configuration and hands to
-    the kernel as numbers), ``spring_dampers``: it has spring-dampers between bodies,
-    ``state_loads``: it has loads given as callables, and ``base_moves``: it has a
+    the kernel as numbers), ``state_loads``: it has loads given as callables, and
+    ``base_moves``: it has a
     prescribed motion of the base (which :func:`route` packs at each call, for the kernels
     registered with ``moving_base``)."""
     ints: np.ndarray
@@ -152,10 +152,8 @@ class ModelData(NamedTuple):
     nv: int
     nq: int = -1
     simple: bool = True
-    forces: bool = False
     springless: np.ndarray | None = None
     callables: bool = False
-    spring_dampers: bool = False
     state_loads: bool = False
     base_moves: bool = False
 
@@ -377,11 +375,9 @@ def model_data(model):
         for arr in (weightless, springless):
             arr.flags.writeable = False
         return ModelData(ints, geo, body, weightless, model.nv, model.nq,
-                         all(d[0] != GENERAL for d in described),
-                         bool(model.loads or model.joint_springs or model.springs
-                              or model.generalized_force_elements), springless,
+                         all(d[0] != GENERAL for d in described), springless,
                          bool(model.generalized_force_elements) or state_loads,
-                         bool(model.springs), state_loads, model.base_motion is not None)
+                         state_loads, model.base_motion is not None)
 
     return model.prepared("compiled", build)
 
@@ -422,8 +418,6 @@ def _state_load_body(model, body, state):
     """``body`` (n + 1, 55) once per configuration of a checked ``state``, (B, n + 1, 55),
     with the loads that are callables of ``(t, q, qd)`` evaluated there (each callable once
     per configuration, as :func:`mbcourse.forces.applied_wrenches` does) and added."""
-    from ..forces import evaluate
-
     out = np.repeat(np.array(body)[None], state.q.shape[0], axis=0)
     out[:, 0, B_FORCE] = 1.0                       # the flag: some body carries a load
     for load in model.loads:

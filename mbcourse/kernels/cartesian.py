@@ -53,9 +53,9 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .common import (G_SPRING, INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, centres,
-                     cholesky_factor, cross, finite, joint_wrench, kinematics, mm3, mtv3, mv3,
-                     take, workspace)
+from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, centres, cholesky_factor, cross,
+                     finite, joint_wrench, kinematics, mm3, mtv3, mv3, spring_torques, take,
+                     workspace)
 
 __all__ = ["POINT_PLANE", "PERPENDICULAR", "CartesianWork", "row_workspace", "joint_rows",
            "cartesian_workspace", "cartesian_one", "cartesian_forward", "cartesian_solve",
@@ -296,8 +296,8 @@ def _mass_and_forces(ints, geo, body, q, qd, tau, kin, cw):
     """``M_k = diag(m_k E, J_k)``, ``F_k = (m_k g + F, A_k^T M - w_k x J_k w_k)``
     (2.5)-(2.9), body axes for the angular part, ``F``, ``M`` the body's constant loads and
     spring-dampers about its centre (the kinematics pass's ``Q_k``, inertial axes);
-    ``tau_a`` with the joint spring ``-(c q - c rest) - d qd`` acts on the child at its
-    joint point and the opposite on the parent
+    ``tau_a`` with the joint springs (:func:`~mbcourse.kernels.common.spring_torques`) acts
+    on the child at its joint point and the opposite on the parent
     (:func:`mbcourse.cartesian.system.joint_wrenches`)."""
     A, v = kin.A, cw.v
     e, lc, lp, h = v[6], v[7], v[8], v[9]
@@ -310,14 +310,12 @@ def _mass_and_forces(ints, geo, body, q, qd, tau, kin, cw):
         for r in range(3):
             cw.F[k, r] = kin.Qs[k, r]
             cw.F[k, 3 + r] = h[r]
+    spring_torques(ints, geo, q, qd, tau, kin.tq)
     for a in range(ints.shape[0]):
         kind, p, c, qk, vk = ints[a, 0], ints[a, 1], ints[a, 2], ints[a, 3], ints[a, 4]
-        if kind == WELD:
+        if kind == WELD or kin.tq[vk] == 0.0:
             continue
-        force = tau[vk] - (geo[a, G_SPRING] * q[qk] - geo[a, G_SPRING + 1]
-                           + geo[a, G_SPRING + 2] * qd[vk])
-        if force == 0.0:
-            continue
+        force = kin.tq[vk]
         mv3(A[p], geo[a, 0:3], e)
         mv3(A[c], geo[a, 15:18], lc)                 # child's centre -> joint point
         slide = q[qk] if kind == PRISMATIC else 0.0

@@ -488,6 +488,27 @@ def _centre(p, c, wp, wc, lp, lc, kv, rho, r, vel, h):
         vel[c, k] += h[k]
 
 
+@nb.njit(**INLINE)
+def _spring_span(g, A, r, vel, om, v, with_rate):
+    """A spring-damper's row ``g`` of ``geo``: the levers ``l_a``, ``l_b`` from the centres
+    to its points (``v[0]``, ``v[1]``, inertial axes) and ``d = P_b - P_a`` (``v[2]``);
+    returns ``(|d|^2, d . dd/dt)`` (the second zero unless ``with_rate``)."""
+    la, lb, d, dd, h = v[0], v[1], v[2], v[3], v[4]
+    a, b = int(g[S_A]), int(g[S_B])
+    mv3(A[a], g[S_PA:S_PA + 3], la)
+    mv3(A[b], g[S_PB:S_PB + 3], lb)
+    L2, rate = 0.0, 0.0
+    for k in range(3):
+        d[k] = r[b, k] + lb[k] - r[a, k] - la[k]
+        L2 += d[k] * d[k]
+    if with_rate:
+        cross(om[b], lb, dd)
+        cross(om[a], la, h)
+        for k in range(3):
+            rate += d[k] * (vel[b, k] + dd[k] - vel[a, k] - h[k])
+    return L2, rate
+
+
 @nb.njit(**OPTS)
 def spring_wrenches(geo, m, body, A, r, vel, om, Qs, v):
     """Add the spring-dampers' forces to ``Q_c`` (their rows of ``geo`` after the ``m``
@@ -497,32 +518,21 @@ def spring_wrenches(geo, m, body, A, r, vel, om, Qs, v):
     ``r``, their velocities ``vel`` and angular velocities ``om``; ``v`` is scratch (5, 3).
     False where a spring's points coincide and its direction matters (the checked route
     then names the spring)."""
-    la, lb, d, dd, h = v[0], v[1], v[2], v[3], v[4]
+    la, lb, d, h = v[0], v[1], v[2], v[4]
     for s in range(int(body[0, B_SPRINGS])):
         g = geo[m + s]
-        a, b = int(g[S_A]), int(g[S_B])
-        mv3(A[a], g[S_PA:S_PA + 3], la)
-        mv3(A[b], g[S_PB:S_PB + 3], lb)
-        L2, big = 0.0, 0.0
-        for k in range(3):
-            d[k] = r[b, k] + lb[k] - r[a, k] - la[k]
-            L2 += d[k] * d[k]
-            big = max(big, abs(d[k]))
+        L2, rate = _spring_span(g, A, r, vel, om, v, g[S_C] > 0.0)
         L = np.sqrt(L2)
+        big = max(abs(d[0]), abs(d[1]), abs(d[2]))
         if L <= 1e-12 * (1.0 + big) and (g[S_L0] > 0.0 or g[S_C] > 0.0):
             return False
         T = g[S_K] * (L - g[S_L0])
         if g[S_C] > 0.0:
-            cross(om[b], lb, dd)
-            cross(om[a], la, h)
-            rate = 0.0
-            for k in range(3):
-                rate += d[k] * (vel[b, k] + dd[k] - vel[a, k] - h[k])
             T += g[S_C] * rate / L
         for k in range(3):
             d[k] *= T / L if L > 0.0 else T            # the force on a, toward b
-        _push(a, la, d, 1.0, Qs, h)
-        _push(b, lb, d, -1.0, Qs, h)
+        _push(int(g[S_A]), la, d, 1.0, Qs, h)
+        _push(int(g[S_B]), lb, d, -1.0, Qs, h)
     return True
 
 
@@ -538,23 +548,12 @@ def damping_power(ints, geo, body, A, r, vel, om, qd, v):
             d_ = geo[i, G_SPRING + 3 * j + 2]
             if d_ != 0.0:
                 P += d_ * qd[ints[i, 4] + j] ** 2
-    la, lb, d, dd, h = v[0], v[1], v[2], v[3], v[4]
     for s in range(int(body[0, B_SPRINGS])):
         g = geo[m + s]
-        if not g[S_C] > 0.0:
-            continue
-        a, b = int(g[S_A]), int(g[S_B])
-        mv3(A[a], g[S_PA:S_PA + 3], la)
-        mv3(A[b], g[S_PB:S_PB + 3], lb)
-        cross(om[b], lb, dd)
-        cross(om[a], la, h)
-        L2, rate = 0.0, 0.0
-        for k in range(3):
-            d[k] = r[b, k] + lb[k] - r[a, k] - la[k]
-            L2 += d[k] * d[k]
-            rate += d[k] * (vel[b, k] + dd[k] - vel[a, k] - h[k])
-        if L2 > 0.0:
-            P += g[S_C] * rate * rate / L2
+        if g[S_C] > 0.0:
+            L2, rate = _spring_span(g, A, r, vel, om, v, True)
+            if L2 > 0.0:
+                P += g[S_C] * rate * rate / L2
     return P
 
 
