@@ -420,6 +420,41 @@ class Joint(Part):
         """
         return self.planar_rows() if planar else self.spatial_rows()
 
+    def row_parameters(self, planar=False):
+        """:meth:`rows` as ``(type, params)``: the parameters each row's constraint function
+        of :mod:`mbcourse.cartesian.constraints` takes before the two body states (what the
+        NumPy route stacks and chapter 2's kernel reads packed). A ``"screw"`` row adds to
+        its axis ``n``, point and pitch the offset ``d = n . parent_point`` and the basis
+        ``u1, u2`` across the axis with the child's vector ``w1`` along ``u1`` at zero
+        angle; a planar ``"rotation"`` row keeps its angle. ``None`` where :meth:`rows` is.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.Model()
+        >>> _ = m.add_body("nut", 1.0, [1, 1, 1])
+        >>> j = m.add_joint("thread", "screw", "ground", "nut", axis=(0, 0, 1), lead=0.01)
+        >>> [(kind, len(params)) for kind, params in j.row_parameters()]
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [('point_plane', 3), ('point_plane', 3), ('perpendicular', 3), ('perpendicular', 3),
+         ('screw', 7)]
+        """
+        rows = self.rows(planar)
+        if rows is None:
+            return None
+        out = []
+        for kind, p1, p2, p3 in rows:
+            if kind == "rotation":
+                params = (p3,)
+            elif kind == "screw":
+                u1, u2 = perpendicular_basis(p1)
+                params = (p1, p2, float(p1 @ self.parent_point), p3, u1, u2,
+                          self.orientation.T @ u1)
+            else:
+                params = (p1, p2, p3)
+            out.append((kind, params))
+        return out
+
     @property
     def planar(self):
         """True if the joint keeps the child in the xy plane of its parent."""

@@ -771,12 +771,12 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
     constraints : sequence of VelocityConstraint
         User velocity rows ``a qd + a0 = 0``.
     compiled : bool, optional
-        ``None`` (default): with the default cut, no extra constraints and a model of
-        revolute, prismatic and fixed joints, no joint spring on a cut joint and no
-        prescribed base motion, the compiled kernel
-        :func:`mbcourse.kernels.loops.loops_forward` runs (loads given as callables and
-        control laws evaluated in Python once per configuration and handed in as numbers) (the same equations; a state it
-        cannot accept takes the checked route, which names what is open). ``False``: always
+        ``None`` (default): with the default cut, no extra constraints, no joint spring on
+        a cut joint and no prescribed base motion, the compiled kernel
+        :func:`mbcourse.kernels.loops.loops_forward` runs, on every joint kind (loads given
+        as callables and control laws evaluated in Python once per configuration and
+        handed in as numbers; the same equations; a state it cannot accept takes the
+        checked route, which names what is open). ``False``: always
         the NumPy route; ``True``: refuse (``ModelError``) what the kernel cannot run.
 
     Returns
@@ -830,11 +830,10 @@ def _kernel_data(model, data):
     The reduced tree is packed with the Model's constant loads, spring-dampers and the
     joint springs of its own joints (the kernel evaluates them on the tree's bodies, which
     are the Model's; loads given as callables and generalized-force elements are evaluated
-    by :func:`mbcourse.kernels.route`); a joint spring on a cut joint, a prescribed base
-    motion or a joint whose coordinates are not its speeds' integrals keep the NumPy
-    route."""
+    by :func:`mbcourse.kernels.route`); a joint spring on a cut joint or a prescribed base
+    motion keeps the NumPy route."""
     def build():
-        if (model.base_motion is not None or model.nq != model.nv
+        if (model.base_motion is not None
                 or any(s.joint.index in data.cut for s in model.joint_springs)):
             return None
         tree = model_data(_reduced_with_forces(model, data))

@@ -18,6 +18,8 @@ import pytest
 import mbcourse as mb
 from mbcourse import kernels
 from mbcourse.kernels.cartesian import cartesian_solve, cartesian_terms
+from mbcourse.kernels.common import (G_ROWS, I_ROWS, MAX_ROWS, PERPENDICULAR, POINT_PLANE, R_TYPE,
+                                     ROW_WIDTH)
 from mbcourse.kernels.tree import tree_matrices, tree_terms
 from test_vereshchagin import _kernel_model
 
@@ -163,9 +165,12 @@ def test_cartesian_kernel_rows_and_multipliers_equal_the_numpy_route(name, model
         qdd, lam_k = np.zeros(model.nv), np.zeros(eq.nc)
         ok, cw = cartesian_terms(*data.args(), q[b], qd[b], tau[b], qdd, lam_k)
         assert ok
-        stack = lambda X: np.concatenate([X[a, :cw.nr[a]] for a in range(len(order))])  # noqa
+        nr = data.ints[:, I_ROWS]
+        stack = lambda X: np.concatenate([X[a, :nr[a]] for a in range(len(order))])  # noqa
         point_plane = set(mb.cartesian.constraint_rows(model)[0]["point_plane"].rows.tolist())
-        assert stack(cw.rtype).tolist() == [0 if r in point_plane else 1 for r in rows]
+        types = data.geo[:, G_ROWS + R_TYPE::ROW_WIDTH][:, :MAX_ROWS]
+        assert stack(types).tolist() == [POINT_PLANE if r in point_plane else PERPENDICULAR
+                                         for r in rows]
         _close(stack(cw.Qi), eq.Qi[0, rows], what=f"{name}: Q_i")
         _close(stack(cw.Qj), eq.Qj[0, rows], what=f"{name}: Q_j")
         _close(stack(cw.b), eq.b[0, rows], what=f"{name}: b")

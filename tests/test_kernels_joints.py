@@ -21,7 +21,7 @@ import pytest
 import mbcourse as mb
 from mbcourse import kernels
 from mbcourse.joints import CHILD, FIRST_TURN, PARENT, QUATERNION_TOL
-from mbcourse.kernels.common import B_BASE, B_FORCE, B_SPRINGS, G_SPRING
+from mbcourse.kernels.common import B_BASE, B_FORCE, B_SPRINGS, G_ROWS, G_SPRING
 from mbcourse.kernels.tree import tree_matrices, tree_terms
 from mbcourse.kernels.vereshchagin import vereshchagin_articulated
 from mbcourse.spatial import axis_angle, quat_to_matrix
@@ -145,15 +145,37 @@ MODELS = [("floating", every_kind(True)), ("spherical_root", every_kind(False, s
 
 
 @pytest.mark.parametrize("name, model", MODELS)
-def test_every_joint_kind_is_packed_for_the_recursions_only(name, model):
+def test_every_joint_kind_is_packed_for_every_kernel(name, model):
     data = kernels.model_data(model)
-    assert data is not None and not data.simple
+    assert data is not None and data.rows
     assert (data.nq, data.nv) == (model.nq, model.nv)
     assert kernels.KERNELS["vereshchagin"].pack(model) is data
-    assert kernels.KERNELS["cartesian"].pack(model) is None
-    q, qd, _ = random_state(model, np.random.default_rng(0), 1)
-    with pytest.raises(mb.ModelError, match="compiled Cartesian route needs"):
-        mb.cartesian.forward_dynamics(model, q[0], qd[0], compiled=True)
+    assert kernels.KERNELS["cartesian"].pack(model) is data
+    rows = [len(j.spatial_rows()) for j in model.outward_joints("the kernels")]
+    assert data.ints[:, kernels.common.I_ROWS].tolist() == rows
+
+
+@pytest.mark.parametrize("name, model", MODELS)
+def test_chapter_2s_kernel_runs_every_joint_kind(name, model):
+    """Chapter 2's kernel reads each joint's packed rows (point-plane, perpendicular and
+    the screw's row) and recovers every kind's accelerations from its bodies': the
+    accelerations and the multipliers equal the NumPy route's (Baraff's LDL^T of the
+    assembled KKT system), with joint forces ``tau`` on every kind."""
+    q, qd, tau = random_state(model, np.random.default_rng(3), 4)
+    want = mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt", compiled=False)
+    got = mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt", compiled=True)
+    _close(got, want, tol=1e-11, what=f"{name}: qdd")
+    _close(mb.vereshchagin.forward_dynamics(model, q, qd, tau), want, tol=1e-11,
+           what=f"{name}: chapter 4 against chapter 2")
+    order = [j.index for j in model.outward_joints("the kernels")]     # the packed order
+    for b in range(q.shape[0]):
+        sol = mb.cartesian.solve(model, q[b], qd[b], tau[b], planar=False, solver="ldlt")
+        rows = np.concatenate([sol.eq.joint_rows[a] for a in order])
+        qdd, lam = np.zeros((1, model.nv)), np.zeros((1, sol.lam.size))
+        assert kernels.cartesian.cartesian_solve(*kernels.model_data(model).args(), q[b:b + 1],
+                                                 qd[b:b + 1], tau[b:b + 1], qdd, lam)
+        _close(lam[0], sol.lam[0, rows], tol=1e-10, what=f"{name}: multipliers")
+        _close(qdd[0], want[b], tol=1e-11, what=f"{name}: qdd of cartesian_solve")
 
 
 @pytest.mark.parametrize("name, model", MODELS)
@@ -260,15 +282,17 @@ def test_constant_loads_and_joint_springs_run_inside_the_recursions(name, seed):
     model = _loaded(every_kind(name == "floating", seed=seed))
     data = kernels.model_data(model)
     assert data is not None and model.joint_springs
-    assert data.body[1:, B_FORCE:B_BASE].any() and data.geo[:, G_SPRING:].any()   # packed
-    assert kernels.KERNELS["cartesian"].pack(model) is None   # chapter 2's: 1-coordinate joints
+    assert data.body[1:, B_FORCE:B_BASE].any() and data.geo[:, G_SPRING:G_ROWS].any()  # packed
+    assert kernels.KERNELS["cartesian"].pack(model) is data
     q, qd, tau = random_state(model, np.random.default_rng(8), 5)
     want = mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=False)
     _close(mb.tree.forward_dynamics(model, q, qd, tau, compiled=False), want, tol=1e-11)
     for what, got in (
             ("vereshchagin", mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=True)),
             ("tree", mb.tree.forward_dynamics(model, q, qd, tau, compiled=True)),
-            ("composite", mb.tree.forward_dynamics_composite(model, q, qd, tau))):
+            ("composite", mb.tree.forward_dynamics_composite(model, q, qd, tau)),
+            ("cartesian", mb.cartesian.forward_dynamics(model, q, qd, tau, solver="ldlt",
+                                                        compiled=True))):
         _close(got, want, tol=1e-11, what=what)
     A, B = np.zeros((5, model.nv, model.nv)), np.zeros((5, model.nv))
     tree_matrices(*data.args(), q, qd, A, B)          # B: the loads, not the joint springs
@@ -317,12 +341,13 @@ def test_loads_given_as_callables_are_evaluated_once_per_configuration_and_run_c
             ("vereshchagin", mb.vereshchagin.forward_dynamics(model, q, qd, tau, t=0.4,
                                                               compiled=True)),
             ("tree", mb.tree.forward_dynamics(model, q, qd, tau, t=0.4, compiled=True)),
-            ("composite", mb.tree.forward_dynamics_composite(model, q, qd, tau, t=0.4))):
+            ("composite", mb.tree.forward_dynamics_composite(model, q, qd, tau, t=0.4)),
+            ("cartesian", mb.cartesian.forward_dynamics(model, q, qd, tau, t=0.4,
+                                                        solver="ldlt", compiled=True))):
         _close(got, want, tol=1e-11, what=what)
-    assert len(calls) == 3 * 4                          # once per configuration and call
+    assert len(calls) == 4 * 4                          # once per configuration and call
     single = mb.vereshchagin.forward_dynamics(model, q[0], qd[0], tau[0], t=0.4)
     _close(single, want[0], tol=1e-11, what="one configuration")
-    assert kernels.KERNELS["cartesian"].pack(model) is None
     model.add_force(bodies[2], force=lambda t, q, qd: np.zeros(2), name="bad")
     with pytest.raises(mb.errors.ShapeError, match="load 'bad': force"):
         mb.vereshchagin.forward_dynamics(model, q, qd, tau, compiled=True)
@@ -331,7 +356,7 @@ def test_loads_given_as_callables_are_evaluated_once_per_configuration_and_run_c
 def test_a_control_law_is_evaluated_once_per_configuration_and_handed_to_the_recursions():
     """A generalized-force callable (a PD law on every speed): evaluated in Python on the
     checked state, added to ``tau``; the kernels give the NumPy routes' answer, the sweep
-    ignores it (the inertia alone), chapter 2's kernel declines."""
+    ignores it (the inertia alone)."""
     model = every_kind(True, seed=3)
     calls = []
 
@@ -347,8 +372,9 @@ def test_a_control_law_is_evaluated_once_per_configuration_and_handed_to_the_rec
                     ("tree", mb.tree.forward_dynamics)):
         _close(f(model, q, qd, tau, t=0.7, compiled=True), want, tol=1e-11, what=what)
     _close(mb.tree.forward_dynamics_composite(model, q, qd, tau, t=0.7), want, tol=1e-11)
-    assert len(calls) == 3 * 6                          # once per configuration and call
-    assert kernels.KERNELS["cartesian"].pack(model) is None
+    _close(mb.cartesian.forward_dynamics(model, q, qd, tau, t=0.7, solver="ldlt",
+                                         compiled=True), want, tol=1e-11, what="cartesian")
+    assert len(calls) == 4 * 6                          # once per configuration and call
     p, _ = mb.poisson.momenta(model, q, qd)
     _close(mb.poisson.velocities(model, q, p), qd, tol=1e-11, what="sweep")
     with pytest.raises(mb.errors.ModelError, match="generalized force 'pd'"):
@@ -419,13 +445,14 @@ def _moving_base(model):
     return model
 
 
-def test_a_prescribed_base_motion_runs_in_the_recursions_kernels():
+def test_a_prescribed_base_motion_runs_in_the_kernels():
     """The base's orientation, angular velocity and the position and velocity of its origin
-    start the kinematics pass, its accelerations the outward pass: Vereshchagin's, chapter
-    3's and the composite-body kernels equal both NumPy recursions (every joint kind,
+    start the kinematics pass, its accelerations the outward pass (chapter 2's kernel moves
+    them to the right-hand side of the rows on the base): Vereshchagin's, chapter 3's, the
+    composite-body and chapter 2's kernels equal both NumPy recursions (every joint kind,
     loads, joint springs, a spring-damper to the moving ground) at several times, one state
-    or a batch; chapter 2's kernel and the sweep leave the model to their NumPy routes, and
-    a simulation (with the dissipated energy) equals the NumPy one."""
+    or a batch; the sweep leaves the model to its NumPy route, and a simulation (with the
+    dissipated energy) equals the NumPy one."""
     model = _moving_base(_loaded(every_kind(False, seed=5)))
     model.add_spring("to ground", "ground", model.bodies[2].name, point_a=(0.2, 0.1, 0.3),
                      point_b=(0.1, 0.0, 0.0), stiffness=30.0, rest_length=0.2, damping=1.5)
@@ -443,9 +470,12 @@ def test_a_prescribed_base_motion_runs_in_the_recursions_kernels():
                tol=1e-11, what=f"tree kernel at t={t}")
         _close(mb.tree.forward_dynamics_composite(model, q, qd, tau, t=t), want,
                tol=1e-11, what=f"composite kernel at t={t}")
-    for name in ("cartesian", "poisson"):
-        assert kernels.route(model, name, q, qd, tau, 0.7, what="x",
-                             check=lambda: None) == (None, None), name
+        cartesian = [mb.cartesian.forward_dynamics(model, q, qd, tau, t=t, solver="ldlt",
+                                                   compiled=compiled) for compiled in (True, False)]
+        _close(cartesian[0], want, tol=1e-11, what=f"chapter 2's kernel at t={t}")
+        _close(cartesian[1], want, tol=1e-11, what=f"chapter 2's NumPy route at t={t}")
+    assert kernels.route(model, "poisson", q, qd, tau, 0.7, what="x",
+                         check=lambda: None) == (None, None)
     q0, qd0 = q[0], qd[0]
     runs = [mb.vereshchagin.simulate(model, (0.0, 0.2), q0, qd0, rtol=1e-10, atol=1e-10,
                                      compiled=compiled) for compiled in (True, False)]

@@ -61,7 +61,6 @@ from ..kernels import route
 from ..errors import InconsistentStateError, ModelError, ShapeError
 from .. import forces as model_forces
 from .. import poses as model_poses
-from ..joints import perpendicular_basis
 from ..spatial import cross, mv, transpose
 from . import constraints as C
 
@@ -135,39 +134,22 @@ class RowSet:
     nc: int
 
 
-def _row_params(joint, kind, p1, p2, p3):
-    """Parameters of one row of ``joint`` for its function in :data:`ROW_FUNCTIONS`."""
-    if kind in ("point_plane", "perpendicular", "point_line"):
-        return (p1, p2, p3)
-    if kind == "rotation":
-        return (p3,)
-    if kind == "screw":
-        # n, rho_j, d = n . c_parent, pitch, and the basis measuring the angle turned
-        u1, u2 = perpendicular_basis(p1)
-        return (p1, p2, float(p1 @ joint.parent_point), p3, u1, u2, joint.orientation.T @ u1)
-    raise ModelError(
-        f"joint {joint.name!r}: the Cartesian formulation has no constraint function for "
-        f"rows of type {kind!r}; valid types: {sorted(ROW_FUNCTIONS)}"
-    )
-
-
 def _build_rows(model, planar):
     types = ("point_line", "rotation") if planar else ("point_plane", "perpendicular", "screw")
     groups = {name: RowGroup(name) for name in types}
     joint_rows = []
     count = 0
     for joint in model.joints:
-        rows = joint.rows(planar)
+        rows = joint.row_parameters(planar)
         if rows is None:
             return None
         start = count
-        for kind, p1, p2, p3 in rows:
+        for kind, params in rows:
             if kind not in groups:
                 raise ModelError(
                     f"joint {joint.name!r}: a row of type {kind!r} does not belong to the "
                     f"{'planar' if planar else 'spatial'} form (types {list(types)})"
                 )
-            params = _row_params(joint, kind, p1, p2, p3)
             g = groups[kind]
             g.rows.append(count)
             g.i.append(joint.parent)

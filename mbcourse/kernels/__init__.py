@@ -44,16 +44,20 @@ when it is not None and otherwise runs its NumPy version on ``state`` (checked o
 
 Joints and forces
 -----------------
-The recursions never switch on a joint's kind: each joint is packed as its own motion
+No kernel switches on a joint's kind: each joint is packed as its own motion
 (:meth:`mbcourse.joints.Joint.motion`: up to two turns about axes, a unit quaternion, up to
 three slides, and per speed the axis vectors ``p``, ``k`` in the parent's, the first
 turn's or the child's frame), and one jcalc (:func:`.common.joint_motion`) evaluates
 ``R_a``, ``z_a``, ``p``, ``k``, ``w_a`` and ``s_a`` (3.101)-(3.106) from it, for every kind
-from a fixed joint to a free one. The recursions (chapters 3 and 4, composite bodies,
-Ivanov's sweep) run on every kind; chapter 2's rows and chapter 6's cut joints are written
-for the one-coordinate kinds in ``ints[:, 0]``: :data:`REVOLUTE`, :data:`PRISMATIC`,
-:data:`WELD` (a fixed joint) (:data:`GENERAL` marks the others, and those kernels decline).
-Constant loads (per body, :func:`.common.load_wrench`), joint springs (per speed,
+from a fixed joint to a free one; with it go chapter 2's rows of the joint
+(:meth:`mbcourse.joints.Joint.row_parameters`: point-plane, perpendicular and the screw's
+row), which chapter 2's kernel and chapter 6's cut joints read. From the motion come a
+joint force's wrench ``J (J^T J)^-1 tau`` (:func:`.common.joint_force`) and a joint's
+accelerations from its bodies' (:func:`.common.joint_acceleration`). Every kernel runs
+every kind, floating bases included. (The kind column ``ints[:, 0]`` only labels a joint:
+:data:`REVOLUTE`, :data:`PRISMATIC`, :data:`WELD`, :data:`GENERAL` for the others;
+:func:`pack_chain` derives the motion and rows of the first three from it when they are
+not given.) Constant loads (per body, :func:`.common.load_wrench`), joint springs (per speed,
 :func:`.common.spring_torques`) and spring-dampers between bodies (rows of ``geo`` after the
 joints', :func:`.common.spring_wrenches`) are packed too and applied inside Vereshchagin's,
 chapter 3's, the composite-body, chapter 2's and chapter 6's kernels (chapter 6's on the
@@ -64,8 +68,8 @@ alone. Loads given as callables are evaluated in Python once per configuration t
 added to that configuration's packed loads. A prescribed motion of the base
 (``set_base_motion``) is evaluated once per call and packed into row 0 of ``body``
 (:data:`.common.B_BASE`) for the kernels registered with ``moving_base`` (Vereshchagin's,
-chapter 3's and the composite-body kernels); chapter 2's, chapter 6's and the sweep leave it
-to the NumPy routes.
+chapter 3's, the composite-body and chapter 2's kernels); chapter 6's and the sweep leave
+it to the NumPy routes.
 """
 
 from __future__ import annotations
@@ -110,13 +114,17 @@ _drop_stale_machine_code()
 
 from ..errors import ModelError, TopologyError  # noqa: E402
 from ..forces import evaluate  # noqa: E402
-from .common import (B_BASE, B_BODY, B_FORCE, B_LEVER, B_MOVING, B_SPRINGS, BODY_COLUMNS, GENERAL,  # noqa: E402
-                     GEO_COLUMNS, S_A, S_B, S_C, S_K, S_L0, S_PA, S_PB,
-                     G_SLIDE, G_SPEED, G_SPRING, G_TURN1, I_FRAME, I_NV, I_QUAT, I_SLIDE,
-                     I_TURN1, INT_COLUMNS, OPTS, PRISMATIC, REVOLUTE, WELD)
+from ..joints import JOINT_KINDS  # noqa: E402
+from .common import (B_BASE, B_BODY, B_FORCE, B_LEVER, B_MOVING, B_SPRINGS, BODY_COLUMNS,  # noqa: E402
+                     GENERAL, GEO_COLUMNS, S_A, S_B, S_C, S_K, S_L0, S_PA, S_PB, G_ROWS,
+                     G_SLIDE, G_SPEED, G_SPRING, G_TURN1, I_FRAME, I_NV, I_QUAT, I_ROWS,
+                     I_SLIDE, I_TURN1, INT_COLUMNS, MAX_ROWS, OPTS, PERPENDICULAR, POINT_LINE,
+                     POINT_PLANE, PRISMATIC, R_D, R_N, R_RHO, R_TYPE, REVOLUTE, ROTATION,
+                     ROW_WIDTH, SCREW, WELD)
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "COMPILE_NOTE", "PARALLEL_BATCH",
            "ModelData", "Kernel", "KERNELS", "register", "route", "pack_chain", "model_data",
+           "rows_data", "AbsoluteData", "pack_absolute",
            "pack_cut",
            "fast_arrays", "state_arrays", "batch"]
 
@@ -130,6 +138,8 @@ _NDARRAY = np.ndarray
 _REAL = (float, int, np.floating, np.integer)
 _F8 = np.dtype(np.float64)
 _KINDS = {"rotation": REVOLUTE, "translation": PRISMATIC}
+_ROW_TYPES = {"point_plane": POINT_PLANE, "perpendicular": PERPENDICULAR, "screw": SCREW}
+_PLANAR_ROW_TYPES = {"point_line": POINT_LINE, "rotation": ROTATION}
 
 
 class ModelData(NamedTuple):
@@ -137,9 +147,9 @@ class ModelData(NamedTuple):
     (S spring-dampers), ``body`` (n + 1, 55) (see :func:`pack_chain`), ``weightless``
     (``body`` with gravity, the loads and the spring-dampers switched off) and ``springless``
     (``geo`` without the joint springs), the
-    numbers of speeds ``nv`` and coordinates ``nq``, ``simple``: every joint revolute,
-    prismatic or fixed (the kinds chapters 2 and 6's kernels are written for; the recursions
-    run every joint), ``callables``: the model has generalized-force callables or loads
+    numbers of speeds ``nv`` and coordinates ``nq``, ``rows``: every joint's chapter 2 rows
+    are packed (:meth:`mbcourse.joints.Joint.row_parameters`; chapters 2 and 6's kernels
+    need them, the recursions run every joint without), ``callables``: the model has generalized-force callables or loads
     given as callables (which :func:`route` evaluates at each configuration and hands to
     the kernel as numbers), ``state_loads``: it has loads given as callables, and
     ``base_moves``: it has a
@@ -151,7 +161,7 @@ class ModelData(NamedTuple):
     weightless: np.ndarray
     nv: int
     nq: int = -1
-    simple: bool = True
+    rows: bool = True
     springless: np.ndarray | None = None
     callables: bool = False
     state_loads: bool = False
@@ -168,9 +178,9 @@ class ModelData(NamedTuple):
 
 class Kernel(NamedTuple):
     """A registered kernel: its batch ``function``, the ``pack(model)`` that prepares its
-    constants (or None when it does not apply), the ``refusal`` ``compiled=True`` raises and
+    constants (or None when it does not apply), the ``refusal`` ``compiled=True`` raises,
     whether it runs every joint kind and force element the recursions apply (``general``)
-    or only revolute, prismatic and fixed joints."""
+    and whether it takes a prescribed motion of the base (``moving_base``)."""
     function: Callable
     pack: Callable
     refusal: str
@@ -184,10 +194,8 @@ KERNELS: dict[str, Kernel] = {}
 
 def register(name, function, *, refusal, pack=None, general=False, moving_base=False):
     """Register ``function`` (``kernel(*args, q, qd, tau, qdd) -> bool``) as kernel ``name``
-    for :func:`route`; ``pack(model)`` (default :func:`model_data`) prepares its leading
-    arguments (by default :func:`model_data` for a ``general`` kernel, otherwise
-    :func:`model_data` only when every joint is revolute, prismatic or fixed, else None);
-    ``refusal`` is the message
+    for :func:`route`; ``pack(model)`` prepares its leading arguments (by default
+    :func:`model_data`, or None when it does not apply); ``refusal`` is the message
     ``compiled=True`` raises when it does not apply; ``general``: the kernel runs every joint
     kind (it reads the joints' packed motion); ``moving_base``: it reads a prescribed motion
     of the base from ``body``'s row 0 (:data:`.common.B_BASE`).
@@ -197,16 +205,16 @@ def register(name, function, *, refusal, pack=None, general=False, moving_base=F
     >>> KERNELS["vereshchagin"].function.__name__
     'vereshchagin_forward'
     """
-    KERNELS[name] = Kernel(function, pack or (model_data if general else _simple_data),
-                           refusal, general, moving_base)
+    KERNELS[name] = Kernel(function, pack or model_data, refusal, general, moving_base)
     return function
 
 
-def _simple_data(model):
-    """:func:`model_data` when every joint is revolute, prismatic or fixed and the base
-    does not move (chapter 2's kernel), else None."""
+def rows_data(model):
+    """:func:`model_data` when every joint's chapter 2 rows are packed (chapter 2's kernel;
+    a joint kind without :meth:`~mbcourse.joints.Joint.spatial_rows` has none), else
+    None."""
     data = model_data(model)
-    return data if data is not None and data.simple and not data.base_moves else None
+    return data if data is not None and data.rows else None
 
 
 def _elementary(kind, axis):
@@ -218,6 +226,37 @@ def _elementary(kind, axis):
     if kind == PRISMATIC:
         return (), -1, ((axis, 0),), ((0, zero, axis),)
     return (), -1, (), ()
+
+
+def _elementary_rows(kind, axis, orientation, parent_point, child_point):
+    """Chapter 2's rows (:meth:`mbcourse.joints.Joint.row_parameters`) of a one-coordinate
+    joint given by its packed kind (``[]`` for :data:`GENERAL`, which needs its joint)."""
+    name = {REVOLUTE: "revolute", PRISMATIC: "prismatic", WELD: "fixed"}.get(int(kind))
+    if name is None:
+        return []
+    extra = {} if kind == WELD else {"axis": np.asarray(axis, dtype=float)}
+    joint = JOINT_KINDS[name]("", 0, 0, 1, np.asarray(parent_point, dtype=float),
+                              np.asarray(child_point, dtype=float),
+                              np.asarray(orientation, dtype=float).reshape(3, 3), **extra)
+    return joint.row_parameters()
+
+
+def _pack_rows(row_i, row_g, rows):
+    """Write a joint's rows ``[(type, params)]`` into ``ints[:, I_ROWS]`` and
+    ``geo[:, G_ROWS:]`` (columns ``R_TYPE`` ... of :mod:`.common`)."""
+    if len(rows) > MAX_ROWS:
+        raise ModelError(f"a joint has at most {MAX_ROWS} rows of chapter 2")
+    row_i[I_ROWS] = len(rows)
+    for r, (kind, params) in enumerate(rows):
+        g = row_g[G_ROWS + ROW_WIDTH * r:G_ROWS + ROW_WIDTH * (r + 1)]
+        g[R_TYPE] = {**_ROW_TYPES, **_PLANAR_ROW_TYPES}[kind]
+        if kind == "point_line":                    # a 2-vector normal and point, an offset
+            g[R_N:R_N + 2], g[R_RHO:R_RHO + 2], g[R_D] = params
+        elif kind == "rotation":
+            g[R_D] = params[0]
+        else:
+            flat = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in params])
+            g[R_N:R_N + flat.size] = flat
 
 
 def _pack_motion(row_i, row_g, motion, q0, v0):
@@ -243,12 +282,14 @@ def _pack_motion(row_i, row_g, motion, q0, v0):
 
 def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_point, q_index,
                v_index, masses, inertias, gravity=(0.0, 0.0, 0.0), motions=None, loads=None,
-               springs=None, spring_dampers=None):
+               springs=None, spring_dampers=None, rows=None):
     """Pack a tree's constants for the kernels.
 
     ``motions`` (optional, one per joint): each joint's own motion ``(turns, quaternion,
     slides, speeds)`` (:meth:`mbcourse.joints.Joint.motion`); by default the one-coordinate
-    motion of ``kinds`` and ``axis``. ``loads`` (optional, (n, 21)): per body the constant
+    motion of ``kinds`` and ``axis``. ``rows`` (optional, one per joint): its chapter 2
+    rows ``[(type, params)]`` (:meth:`mbcourse.joints.Joint.row_parameters`); by default
+    those of the one-coordinate kinds. ``loads`` (optional, (n, 21)): per body the constant
     loads' columns ``B_FORCE:`` of ``body`` (:func:`_pack_loads`); ``springs`` (optional,
     (m, 18)): per joint and speed ``(stiffness, stiffness rest, damping)`` summed over the
     joint's springs (:func:`_pack_joint_springs`);
@@ -257,13 +298,15 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
 
     Returns
     -------
-    ints : ndarray of int64, shape (m, 20)
+    ints : ndarray of int64, shape (m, 21)
         ``kind, parent, child, q index, v index`` per joint, base-to-leaves order, then the
-        joint's motion (:mod:`.common`: ``I_NV``, ``I_TURN1``, ... ``I_FRAME``).
-    geo : ndarray, shape (m, 87)
+        joint's motion (:mod:`.common`: ``I_NV``, ``I_TURN1``, ... ``I_FRAME``) and its
+        number of rows (``I_ROWS``).
+    geo : ndarray, shape (m, 195)
         ``axis (3), orientation (9, row-major), parent_point (3), child_point (3)``, then
         the motion's turn axes, slide vectors and per speed ``(p, k)``, then per speed the
-        joint springs (``G_SPRING``); then one row per spring-damper.
+        joint springs (``G_SPRING``), then the rows (``G_ROWS``); then one row per
+        spring-damper.
     body : ndarray, shape (n + 1, 55)
         ``mass, inertia (9, row-major, body axes)`` per body, then its constant loads
         (``B_FORCE``, ``B_LEVER``, ``B_BODY``); row 0 (the base) holds the gravity vector
@@ -275,8 +318,8 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
     --------
     >>> ints, geo, body = pack_chain([REVOLUTE], [0], [1], [(0, 0, 1)], [np.eye(3)],
     ...                              [(0, 0, 0)], [(-1, 0, 0)], [0], [0], [2.0], [np.eye(3)])
-    >>> ints[:, :6].tolist(), geo.shape, body[1, 0]
-    ([[0, 0, 1, 0, 0, 1]], (1, 87), np.float64(2.0))
+    >>> ints[:, :6].tolist(), geo.shape, body[1, 0], int(ints[0, I_ROWS])
+    ([[0, 0, 1, 0, 0, 1]], (1, 195), np.float64(2.0), 5)
     """
     m = len(kinds)
     ints = np.zeros((m, INT_COLUMNS), dtype=np.int64)
@@ -291,13 +334,25 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
         motion = (_elementary(ints[i, 0], geo[i, :3]) if motions is None
                   else motions[i])
         _pack_motion(ints[i], geo[i], motion, ints[i, 3], ints[i, 4])
+        _pack_rows(ints[i], geo[i], _elementary_rows(ints[i, 0], geo[i, :3], geo[i, 3:12],
+                                                     geo[i, 12:15], geo[i, 15:18])
+                   if rows is None else rows[i])
     if springs is not None:
-        geo[:, G_SPRING:] = springs
+        geo[:, G_SPRING:G_ROWS] = springs
     S = 0 if spring_dampers is None else len(spring_dampers)
     if S:
         rows = np.zeros((S, GEO_COLUMNS))
         rows[:, :spring_dampers.shape[1]] = spring_dampers
         geo = np.concatenate([geo, rows])
+    body = _body_array(masses, inertias, gravity, loads, S)
+    for arr in (ints, geo, body):
+        arr.flags.writeable = False
+    return ints, geo, body
+
+
+def _body_array(masses, inertias, gravity, loads, S):
+    """``body`` (n + 1, 55) of :func:`pack_chain`: the masses, inertias, gravity, constant
+    loads (or None) and the number ``S`` of spring-dampers."""
     n = len(masses)
     body = np.zeros((n + 1, BODY_COLUMNS))
     body[1:, 0] = masses
@@ -307,9 +362,7 @@ def pack_chain(kinds, parent, child, axis, orientation, parent_point, child_poin
     if loads is not None:
         body[1:, B_FORCE:B_BASE] = loads
         body[0, B_FORCE] = float(np.any(loads != 0.0))  # the flag: some body carries a load
-    for arr in (ints, geo, body):
-        arr.flags.writeable = False
-    return ints, geo, body
+    return body
 
 
 def _joint_kind(j):
@@ -328,15 +381,14 @@ def model_data(model):
 
     The kernels cover trees whose joints point away from the base; a floating body on a
     free joint is fine, and a prescribed motion of the base (``base_moves``) is taken by
-    Vereshchagin's, chapter 3's and the composite-body kernels (:func:`route` packs it at
-    each call). The recursions (chapters 3 and 4,
-    composite bodies, Ivanov's sweep) run every joint kind, gravity, constant loads, joint
-    springs (on joints whose coordinates are their speeds' integrals), spring-dampers,
-    generalized-force callables (:func:`route` adds them to ``tau``) and loads given as
-    callables (:func:`route` adds them to the packed loads, configuration by configuration);
-    chapters 2 and 6's kernels need revolute, prismatic and fixed joints (``simple``) and
-    take the same forces (chapter 6's joint springs on the joints the cut keeps). The
-    formulations run their NumPy versions otherwise. Prepared once per model version.
+    Vereshchagin's, chapter 3's, the composite-body and chapter 2's kernels (:func:`route`
+    packs it at each call). Every kernel runs every joint kind (chapters 2 and 6's read
+    the joints' packed rows, ``rows``), gravity, constant loads, joint springs (on joints
+    whose coordinates are their speeds' integrals; chapter 6's on the joints the cut keeps),
+    spring-dampers, generalized-force callables (:func:`route` adds them to ``tau``) and
+    loads given as callables (:func:`route` adds them to the packed loads, configuration by
+    configuration); Ivanov's sweep takes the inertia alone. The formulations run their
+    NumPy versions otherwise. Prepared once per model version.
 
     Returns
     -------
@@ -358,6 +410,7 @@ def model_data(model):
         if springs is None:
             return None
         described = [_joint_kind(j) for j in joints]
+        rows = [_spatial_rows(j) for j in joints]
         ints, geo, body = pack_chain(
             [d[0] for d in described], [j.parent for j in joints], [j.child for j in joints],
             [d[1] for d in described], [j.orientation for j in joints],
@@ -365,21 +418,31 @@ def model_data(model):
             [j.q_slice.start for j in joints], [j.v_slice.start for j in joints],
             model.masses(), model.inertias(), model.gravity,
             motions=[j.motion() for j in joints], loads=loads, springs=springs,
-            spring_dampers=_pack_spring_dampers(model))
+            spring_dampers=_pack_spring_dampers(model), rows=[r or [] for r in rows])
         state_loads = any(_is_state_load(load) for load in model.loads)
         weightless, springless = body.copy(), geo.copy()
         weightless[0, 1:4] = 0.0
         weightless[0, B_SPRINGS] = 0.0
         weightless[:, B_FORCE:] = 0.0
-        springless[:, G_SPRING:] = 0.0
+        springless[:, G_SPRING:G_ROWS] = 0.0
         for arr in (weightless, springless):
             arr.flags.writeable = False
         return ModelData(ints, geo, body, weightless, model.nv, model.nq,
-                         all(d[0] != GENERAL for d in described), springless,
+                         all(r is not None for r in rows), springless,
                          bool(model.generalized_force_elements) or state_loads,
                          state_loads, model.base_motion is not None)
 
     return model.prepared("compiled", build)
+
+
+def _spatial_rows(joint):
+    """A joint's chapter 2 rows (:meth:`mbcourse.joints.Joint.row_parameters`), or None
+    when its kind has none (a joint class that does not write them)."""
+    try:
+        rows = joint.row_parameters()
+    except NotImplementedError:
+        return None
+    return rows if all(kind in _ROW_TYPES for kind, _ in rows) else None
 
 
 def _pack_loads(model):
@@ -451,7 +514,7 @@ def _pack_spring_dampers(model):
 def _pack_joint_springs(model, joints):
     """Per joint and speed ``(c, c rest, d)`` of the joint springs, summed (m, 18); None when
     a spring sits on a joint whose coordinates are not its speeds' integrals."""
-    out = np.zeros((len(joints), GEO_COLUMNS - G_SPRING))
+    out = np.zeros((len(joints), G_ROWS - G_SPRING))
     row = {j.index: i for i, j in enumerate(joints)}
     for s in model.joint_springs:
         j = s.joint
@@ -468,25 +531,79 @@ def _pack_joint_springs(model, joints):
 
 def pack_cut(model, joints, tree, q_tree, v_tree, limits):
     """The cut-joint kernel's constants (:class:`~mbcourse.kernels.loops.CutData`): the
-    reduced tree's :func:`model_data` ``tree``, the cut ``joints`` of ``model``, the positions
-    ``q_tree``, ``v_tree`` of the tree's coordinates in the Model's and ``limits`` ``(rcond,
-    tol)``; None if a cut joint is not revolute, prismatic or fixed."""
-    described = [_joint_kind(j) for j in joints]
-    if not tree.simple or any(d[0] == GENERAL for d in described):
+    reduced tree's :func:`model_data` ``tree``, the cut ``joints`` of ``model`` packed as
+    :func:`pack_chain` packs a tree's (their motion and chapter 2's rows, indices into the
+    Model's vectors), the positions ``q_tree``, ``v_tree`` of the tree's coordinates in the
+    Model's and ``limits`` ``(rcond, tol)``; None if a cut joint's kind has no chapter 2
+    rows."""
+    rows = [_spatial_rows(j) for j in joints]
+    if any(r is None for r in rows):
         return None
-    cints = np.array([[d[0], j.parent, j.child, min(j.q_slice.start, model.nq - 1),
-                       min(j.v_slice.start, model.nv - 1)] for d, j in zip(described, joints)],
-                     dtype=np.int64).reshape(-1, 5)
-    cgeo = np.array([np.concatenate([d[1], j.orientation.ravel(), j.parent_point,
-                                     j.child_point]) for d, j in zip(described, joints)],
-                    dtype=float).reshape(-1, 18)
+    described = [_joint_kind(j) for j in joints]
+    cints, cgeo, _ = pack_chain(
+        [d[0] for d in described], [j.parent for j in joints], [j.child for j in joints],
+        [d[1] for d in described], [j.orientation for j in joints],
+        [j.parent_point for j in joints], [j.child_point for j in joints],
+        [j.q_slice.start for j in joints], [j.v_slice.start for j in joints], [], [],
+        motions=[j.motion() for j in joints], rows=rows)
     arrays = (cints, cgeo, np.asarray(q_tree, dtype=np.int64),
               np.asarray(v_tree, dtype=np.int64), np.asarray(limits, dtype=float))
-    for arr in arrays:
+    for arr in arrays[2:]:
         arr.flags.writeable = False
     return loops.CutData(tree.ints, tree.geo, tree.body, *arrays, model.nv,
                          bool(model.generalized_force_elements) or tree.state_loads,
                          tree.state_loads)
+
+
+class AbsoluteData(NamedTuple):
+    """Packed constants of chapter 2's simulation kernel
+    (:func:`mbcourse.kernels.absolute.absolute_rhs`): every joint's rows ``rints``,
+    ``rgeo`` (parent, child and rows as :func:`pack_chain` packs them, any topology), the
+    bodies ``body``, the spring-dampers ``sgeo`` (S, 11), the planar form's heights
+    ``zlev`` and ``planar``."""
+    rints: np.ndarray
+    rgeo: np.ndarray
+    body: np.ndarray
+    sgeo: np.ndarray
+    zlev: np.ndarray
+    planar: int
+
+
+def pack_absolute(model, planar, z_levels=None):
+    """:class:`AbsoluteData` of a Model in the spatial or ``planar`` form (the heights
+    ``z_levels`` (n + 1,) of the planar form), or None when the kernel does not apply: a
+    prescribed base motion, or forces that need the generalized state (joint springs,
+    control laws, loads given as callables), or a joint kind without chapter 2's rows.
+    Prepared once per model version and form."""
+    def build():
+        if (model.base_motion is not None or model.joint_springs
+                or model.generalized_force_elements
+                or any(_is_state_load(load) for load in model.loads)):
+            return None
+        types = _PLANAR_ROW_TYPES if planar else _ROW_TYPES
+        m = len(model.joints)
+        rints = np.zeros((m, INT_COLUMNS), dtype=np.int64)
+        rgeo = np.zeros((m, GEO_COLUMNS))
+        for a, j in enumerate(model.joints):
+            try:
+                rows = j.row_parameters(planar)
+            except NotImplementedError:
+                return None
+            if rows is None or any(kind not in types for kind, _ in rows):
+                return None
+            rints[a, 1], rints[a, 2] = j.parent, j.child
+            _pack_rows(rints[a], rgeo[a], rows)
+        springs = _pack_spring_dampers(model)
+        sgeo = np.zeros((0, S_C + 1)) if springs is None else springs
+        body = _body_array(model.masses(), model.inertias(), model.gravity, _pack_loads(model),
+                           len(sgeo))
+        zlev = np.zeros(model.n + 1) if z_levels is None else np.asarray(z_levels, float)
+        arrays = (rints, rgeo, body, sgeo, zlev)
+        for arr in arrays:
+            arr.flags.writeable = False
+        return AbsoluteData(*arrays, int(bool(planar)))
+
+    return model.prepared(("absolute", bool(planar)), build)
 
 
 def fast_arrays(nv, q, qd, tau, t, nq=-1):
@@ -674,8 +791,8 @@ register("composite", composite.composite_forward, general=True, moving_base=Tru
                  "the base")
 register("loops", loops.loops_forward, pack=lambda model: None,
          refusal="the compiled cut-joint method needs the default cut, planar=None, no extra "
-                 "constraints, revolute, prismatic and fixed joints, a fixed base and joint "
-                 "springs on uncut joints only")
+                 "constraints, cut joints whose kinds have chapter 2's rows, a fixed base and "
+                 "joint springs on uncut joints only")
 
 # chapter 3's and chapter 2's own kernels register "tree" and "cartesian" when imported
-from . import cartesian, tree  # noqa: E402
+from . import absolute, cartesian, tree  # noqa: E402

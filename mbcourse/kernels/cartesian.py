@@ -10,13 +10,17 @@ its spatial form, written as loops:
   angular acceleration in **body** axes, ``M_k = diag(m_k E, J_k)``, ``F_k = (m_k g,
   - w_k x J_k w_k)`` plus the constant loads and spring-dampers (summed by the shared
   kinematics pass) and the joint forces ``tau`` with the joint springs, as equal and
-  opposite wrenches;
+  opposite wrenches ``J (J^T J)^-1 tau`` (:func:`~mbcourse.kernels.common.joint_force`);
+* a prescribed motion of the base: its known acceleration moves to the right-hand side
+  of the rows of the joints on it;
 * each joint's elementary rows ``Q_i ddX_i + Q_j ddX_j = b`` (2.22) between its parent
-  ``i`` and child ``j``: point-plane rows (2.10)-(2.22) (normals and offsets in the
-  parent's axes, the child's point in the child's) and perpendicular rows, the
-  relative-rotation constraint (2.27)-(2.31): revolute = 3 point-plane + 2 perpendicular
-  (keep the axis), prismatic = 2 point-plane (on the axis) + 3 perpendicular (no
-  rotation), fixed = 3 + 3, in the order of :meth:`mbcourse.joints.Joint.rows`;
+  ``i`` and child ``j``, read from the joint's packed description
+  (:meth:`mbcourse.joints.Joint.row_parameters`, no switch on the joint's kind):
+  point-plane rows (2.10)-(2.22) (normals and offsets in the parent's axes, the child's
+  point in the child's), perpendicular rows, the relative-rotation constraint
+  (2.27)-(2.31), and the screw's row tying the advance to the turn
+  (:func:`mbcourse.cartesian.constraints.screw`): revolute = 3 point-plane + 2
+  perpendicular, spherical = 3 point-plane, a free joint none, and so on;
 * the KKT system (2.49) ``[[M, Q^T], [Q, 0]] [ddX; -lam] = [F; b]`` factored by Baraff's
   tree-ordered block ``LDL^T`` without fill-in (2.55)-(2.61), erratum E12: bodies and
   joints are the nodes, each body's parent node is the joint above it and each joint's
@@ -27,7 +31,8 @@ its spatial form, written as loops:
   square-root form of :func:`~mbcourse.cartesian.solvers.solve_ldlt`
   (tests/test_cartesian_conditioning.py);
 * the joints' accelerations from their bodies' relative motion (3.104)-(3.107), as
-  :func:`mbcourse.cartesian.joint_accelerations`.
+  :func:`mbcourse.cartesian.joint_accelerations`
+  (:func:`~mbcourse.kernels.common.joint_acceleration`).
 
 The multipliers ``lam`` have the NumPy route's sign (2.26) and units; the kernel writes them
 joint by joint in the packed joints' order (:func:`mbcourse.kernels.model_data`).
@@ -53,39 +58,29 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, centres, cholesky_factor, cross,
-                     finite, joint_wrench, kinematics, mm3, mtv3, mv3, spring_torques, take,
+from .common import (B_BASE, B_MOVING, G_ROWS, I_NV, I_ROWS, INLINE, J_Z, OPTS, PERPENDICULAR,
+                     POINT_PLANE, R_D, R_N, R_PITCH, R_RHO, R_TYPE, R_U1, R_U2, R_W1, ROW_WIDTH,
+                     SCREW, centres, cholesky_factor, cross, finite, joint_acceleration,
+                     joint_force, joint_motion, kinematics, mtv3, mv3, spring_torques, take,
                      workspace)
 
-__all__ = ["POINT_PLANE", "PERPENDICULAR", "CartesianWork", "row_workspace", "joint_rows",
-           "cartesian_workspace", "cartesian_one", "cartesian_forward", "cartesian_solve",
-           "cartesian_terms"]
-
-
-#: Row types of :meth:`mbcourse.joints.Joint.rows` in ``CartesianWork.rtype``.
-POINT_PLANE, PERPENDICULAR = 0, 1
+__all__ = ["POINT_PLANE", "PERPENDICULAR", "SCREW", "CartesianWork", "row_workspace",
+           "joint_rows", "cartesian_workspace", "cartesian_one", "cartesian_forward",
+           "cartesian_solve", "cartesian_terms"]
 
 
 class CartesianWork(NamedTuple):
     """Work arrays of chapter 2's kernel (``n1`` bodies with the base, ``m`` joints, at most
-    6 rows a joint).
+    6 rows a joint; the rows' parameters are the joints' packed rows, ``geo[:, G_ROWS:]``).
 
-    Rows (per model): ``nr`` (m,) rows of each joint, ``rtype`` (m, 6), and per row the
-    parameters of its function: ``nvec`` (m, 6, 3) the normal ``n`` or the parent's vector
-    ``u``, ``rvec`` (m, 6, 3) the child's point ``rho_j`` or vector ``w``, ``dval`` (m, 6)
-    the offset ``d``. Body states: ``r``, ``vel`` (n1, 3) inertial axes, ``w`` (n1, 3)
-    angular velocity in body axes. The equations: ``Qi``, ``Qj`` (m, 6, 6) (joint, row,
-    column), ``b`` (m, 6), ``M`` (n1, 6, 6), ``F`` (n1, 6). Baraff's factors: ``D``
-    (n1, 6, 6) the bodies' (then their Cholesky factors), ``Dj`` (m, 6, 6) the Cholesky
-    factors of the joints' ``-D_a``, ``Lb`` (n1, 6, 6) ``L_c^T = (D_c^-1 Q_j^T)^T``
-    (nr x 6), ``Lj`` (m, 6, 6) ``L_a^T = (D_a^-1 Q_i)^T`` (6 x nr), ``y``, ``x`` (n1, 6)
-    and ``yj``, ``xj`` (m, 6) (``x = ddX``, ``xj = -lam``). Scratch ``v`` (12, 3), ``s``
-    (6,), ``S6`` (6, 6)."""
-    nr: np.ndarray
-    rtype: np.ndarray
-    nvec: np.ndarray
-    rvec: np.ndarray
-    dval: np.ndarray
+    Body states: ``r``, ``vel`` (n1, 3) inertial axes, ``w`` (n1, 3) angular velocity in
+    body axes. The equations: ``Qi``, ``Qj`` (m, 6, 6) (joint, row, column), ``b`` (m, 6),
+    ``M`` (n1, 6, 6), ``F`` (n1, 6). Baraff's factors: ``D`` (n1, 6, 6) the bodies' (then
+    their Cholesky factors), ``Dj`` (m, 6, 6) the Cholesky factors of the joints' ``-D_a``,
+    ``Lb`` (n1, 6, 6) ``L_c^T = (D_c^-1 Q_j^T)^T`` (nr x 6), ``Lj`` (m, 6, 6) ``L_a^T =
+    (D_a^-1 Q_i)^T`` (6 x nr), ``y``, ``x`` (n1, 6) and ``yj``, ``xj`` (m, 6) (``x =
+    ddX``, ``xj = -lam``). Scratch ``v`` (12, 3), ``s``, ``W`` (6,), ``S6`` (6, 6), ``X``
+    (2, 6)."""
     r: np.ndarray
     vel: np.ndarray
     w: np.ndarray
@@ -104,7 +99,9 @@ class CartesianWork(NamedTuple):
     xj: np.ndarray
     v: np.ndarray
     s: np.ndarray
+    W: np.ndarray
     S6: np.ndarray
+    X: np.ndarray
 
 
 # ------------------------------------------------------------------ small loops
@@ -113,78 +110,14 @@ def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@nb.njit(**INLINE)
-def _perpendicular_basis(a, u1, u2):
-    """``u1, u2`` completing the unit ``a`` to a right-handed basis, as
-    :func:`mbcourse.joints.perpendicular_basis` (``a x`` the axis of ``a``'s smallest
-    component, normalized)."""
-    k = 0
-    for r in range(1, 3):
-        if abs(a[r]) < abs(a[k]):
-            k = r
-    u2[0], u2[1], u2[2] = 0.0, 0.0, 0.0
-    u2[k] = 1.0
-    cross(a, u2, u1)
-    s = np.sqrt(_dot(u1, u1))
-    for r in range(3):
-        u1[r] /= s
-    cross(a, u1, u2)
-
-
 # ------------------------------------------------------------------ the rows
-@nb.njit(**INLINE)
-def _set_row(cw, a, row, kind, n, rho, d):
-    cw.rtype[a, row] = kind
-    for k in range(3):
-        cw.nvec[a, row, k] = n[k]
-        cw.rvec[a, row, k] = rho[k]
-    cw.dval[a, row] = d
-
-
 @nb.njit(**OPTS)
-def _row_parameters(ints, geo, cw):
-    """Every joint's rows (:meth:`mbcourse.joints.Joint.rows`): the joint points coincide
-    (point-plane rows with the parent's normals ``e_1, e_2, e_3``, ``d = n . c_i``) or the
-    child's point stays on the axis (normals ``u1, u2`` across it); the axis is kept
-    (perpendicular rows ``u1, u2`` of the parent against the child's axis ``R0^T e``) or no
-    rotation at all (``e_k`` against the child's ``R0^T e_{k+1}``)."""
-    v = cw.v
-    E, u1, u2, w = v[0:3], v[3], v[4], v[5]
-    for r in range(3):
-        for k in range(3):
-            E[r, k] = 1.0 if r == k else 0.0
-    for a in range(ints.shape[0]):
-        kind, e, c_i, c_j = ints[a, 0], geo[a, 0:3], geo[a, 12:15], geo[a, 15:18]
-        R0 = geo[a, 3:12].reshape((3, 3))
-        _perpendicular_basis(e, u1, u2)
-        if kind == PRISMATIC:                           # on the axis: 2 point-plane rows
-            _set_row(cw, a, 0, POINT_PLANE, u1, c_j, _dot(u1, c_i))
-            _set_row(cw, a, 1, POINT_PLANE, u2, c_j, _dot(u2, c_i))
-            row = 2
-        else:                                           # the points coincide: 3 rows
-            for k in range(3):
-                _set_row(cw, a, k, POINT_PLANE, E[k], c_j, c_i[k])
-            row = 3
-        if kind == REVOLUTE:                            # keep the axis: 2 perpendicular
-            mtv3(R0, e, w)
-            _set_row(cw, a, 3, PERPENDICULAR, u1, w, 0.0)
-            _set_row(cw, a, 4, PERPENDICULAR, u2, w, 0.0)
-            row = 5
-        else:                                           # no rotation: 3 perpendicular
-            for k in range(3):
-                mtv3(R0, E[(k + 1) % 3], w)
-                _set_row(cw, a, row + k, PERPENDICULAR, E[k], w, 0.0)
-            row += 3
-        cw.nr[a] = row
-
-
-@nb.njit(**OPTS)
-def _point_plane(a, row, i, j, A, cw):
+def _point_plane(a, row, g, i, j, A, cw):
     """Point ``rho_j`` of body ``j`` on the plane ``n . rho = d`` of body ``i`` (2.10)-(2.22):
     ``rho_i = A_i^T (A_j rho_j + r_j - r_i)`` (2.12), (2.15), ``Q_i = [-n^T A_i^T, n^T
     tilde(rho_i)]``, ``Q_j = [n^T A_i^T, -n^T A_i^T A_j tilde(rho_j)]``, ``b = n . (2 w_i x
     A_i^T drho - w_i x (w_i x rho_i) - A_i^T A_j w_j x (w_j x rho_j))``."""
-    n, rho = cw.nvec[a, row], cw.rvec[a, row]
+    n, rho = g[R_N:R_N + 3], g[R_RHO:R_RHO + 3]
     v = cw.v
     rho0, rho_i, nA, h, d, t = v[6], v[7], v[8], v[9], v[10], v[11]
     wi, wj = cw.w[i], cw.w[j]
@@ -218,11 +151,11 @@ def _point_plane(a, row, i, j, A, cw):
 
 
 @nb.njit(**OPTS)
-def _perpendicular(a, row, i, j, A, cw):
+def _perpendicular(a, row, g, i, j, A, cw):
     """Vector ``u`` of body ``i`` and ``w`` of body ``j`` keep ``u . A_i^T A_j w = c0``
     (2.27)-(2.31): ``Q_i = [0, u x w_i]``, ``Q_j = [0, w x u_j]`` with ``w_i = A_i^T A_j w``,
     ``u_j = A_j^T A_i u``, ``b = -((u x dw_i) . w_i + (w x du_j) . w_j)``."""
-    u, w = cw.nvec[a, row], cw.rvec[a, row]
+    u, w = g[R_N:R_N + 3], g[R_RHO:R_RHO + 3]
     v = cw.v
     w_i, u_j, h, t, dw, du = v[6], v[7], v[8], v[9], v[10], v[11]
     wi, wj = cw.w[i], cw.w[j]
@@ -253,17 +186,64 @@ def _perpendicular(a, row, i, j, A, cw):
 
 
 @nb.njit(**OPTS)
-def joint_rows(ints, A, cw):
+def _screw(a, row, g, i, j, A, cw):
+    """The screw's row (:func:`mbcourse.cartesian.constraints.screw`): the point-plane row
+    along the axis ``n`` less the pitch ``h`` times the angle turned, ``theta = atan2(u2 .
+    m, u1 . m)``, ``m = A_i^T A_j w1``: ``Q_i += h (0, c)``, ``Q_j -= h (0, A_j^T A_i c)``,
+    ``b -= h (c . (w_i x A_i^T A_j w_j) - Omega . dc/dt)`` with ``dtheta/dt = c .
+    Omega``, ``c = m x (x u2 - y u1) / (x^2 + y^2)``, ``Omega = A_i^T A_j w_j - w_i``."""
+    _point_plane(a, row, g, i, j, A, cw)
+    u1, u2, pitch = g[R_U1:R_U1 + 3], g[R_U2:R_U2 + 3], g[R_PITCH]
+    v = cw.v
+    m, sv, c, Rw, Om, h = v[0], v[1], v[2], v[3], v[4], v[5]
+    dm, ds, dc, t = v[6], v[7], v[8], v[9]
+    mv3(A[j], g[R_W1:R_W1 + 3], h)
+    mtv3(A[i], h, m)                                     # the child's reference vector
+    x, y = _dot(m, u1), _dot(m, u2)
+    rho2 = x * x + y * y
+    for k in range(3):
+        sv[k] = x * u2[k] - y * u1[k]
+    cross(m, sv, c)
+    for k in range(3):
+        c[k] /= rho2                                     # dtheta/dt = c . Omega
+    mv3(A[j], cw.w[j], h)
+    mtv3(A[i], h, Rw)
+    for k in range(3):
+        Om[k] = Rw[k] - cw.w[i, k]
+    cross(Om, m, dm)
+    dx, dy = _dot(dm, u1), _dot(dm, u2)
+    for k in range(3):
+        ds[k] = dx * u2[k] - dy * u1[k]
+    cross(dm, sv, dc)
+    cross(m, ds, t)
+    for k in range(3):
+        dc[k] = (dc[k] + t[k] - 2.0 * (x * dx + y * dy) * c[k]) / rho2
+    cross(cw.w[i], Rw, t)
+    b_theta = _dot(c, t) - _dot(Om, dc)
+    mv3(A[i], c, h)
+    mtv3(A[j], h, t)                                     # A_j^T A_i c
+    for k in range(3):
+        cw.Qi[a, row, 3 + k] += pitch * c[k]
+        cw.Qj[a, row, 3 + k] -= pitch * t[k]
+    cw.b[a, row] -= pitch * b_theta
+
+
+@nb.njit(**OPTS)
+def joint_rows(ints, geo, A, cw):
     """The rows ``Q_i, Q_j, b`` (2.22) of every joint of ``ints`` (parent ``ints[a, 1]``,
-    child ``ints[a, 2]``) at the body states ``cw.r``, ``cw.vel``, ``cw.w`` and orientations
-    ``A``."""
+    child ``ints[a, 2]``, ``ints[a, I_ROWS]`` rows packed in ``geo[a, G_ROWS:]``) at the body
+    states ``cw.r``, ``cw.vel``, ``cw.w`` and orientations ``A``."""
     for a in range(ints.shape[0]):
         i, j = ints[a, 1], ints[a, 2]
-        for row in range(cw.nr[a]):
-            if cw.rtype[a, row] == POINT_PLANE:
-                _point_plane(a, row, i, j, A, cw)
+        for row in range(ints[a, I_ROWS]):
+            g = geo[a, G_ROWS + ROW_WIDTH * row:G_ROWS + ROW_WIDTH * (row + 1)]
+            kind = int(g[R_TYPE])
+            if kind == POINT_PLANE:
+                _point_plane(a, row, g, i, j, A, cw)
+            elif kind == PERPENDICULAR:
+                _perpendicular(a, row, g, i, j, A, cw)
             else:
-                _perpendicular(a, row, i, j, A, cw)
+                _screw(a, row, g, i, j, A, cw)
 
 
 # ---------------------------------------------------------- bodies and forces
@@ -271,24 +251,56 @@ def joint_rows(ints, A, cw):
 def _body_states(ints, geo, body, q, qd, kin, cw):
     """Absolute coordinates from ``q, qd``: ``A_k`` and ``omega_k`` (the shared kinematics
     pass, which also sums each body's applied wrench ``Q_k``), ``r_k``, ``v_k`` and the
-    body-axes angular velocity ``w_k = A_k^T omega_k``. False where that pass declines (a
-    spring-damper whose points coincide)."""
+    body-axes angular velocity ``w_k = A_k^T omega_k``; the base's acceleration ``x_0``
+    (zero, or its prescribed motion, angular part in its own axes). False where that pass
+    declines (a quaternion far from unit norm, a spring-damper whose points coincide)."""
     if not kinematics(ints, geo, body, q, qd, kin):
         return False
-    centres(ints, geo, qd, kin.A, kin.om, kin.rho, cw.r, cw.vel, kin.v)
+    centres(ints, body, qd, kin.om, kin.rho, kin.S, cw.r, cw.vel, cw.v[0])
     for k in range(body.shape[0]):
         mtv3(kin.A[k], kin.om[k], cw.w[k])
+    moving = body[0, B_MOVING] != 0.0
+    for k in range(3):
+        cw.x[0, k] = body[0, B_BASE + 12 + k] if moving else 0.0
+        cw.v[0, k] = body[0, B_BASE + 15 + k] if moving else 0.0
+    mtv3(kin.A[0], cw.v[0], cw.x[0, 3:])
     return True
 
 
+@nb.njit(**OPTS)
+def _base_rows(ints, cw):
+    """The known acceleration of the base to the right-hand side: ``b -= Q_i x_0`` for the
+    rows of the joints on it."""
+    for a in range(ints.shape[0]):
+        if ints[a, 1] != 0:
+            continue
+        for row in range(ints[a, I_ROWS]):
+            acc = 0.0
+            for k in range(6):
+                acc += cw.Qi[a, row, k] * cw.x[0, k]
+            cw.b[a, row] -= acc
+
+
 @nb.njit(**INLINE)
-def _add_wrench(k, W, A, cw):
-    """``F_k += (W_force, A_k^T W_moment)`` (the moment to body axes)."""
+def _add_wrench(k, f, m, A, cw):
+    """``F_k += (f, A_k^T m)`` (the moment to body axes)."""
     h = cw.v[11]
-    mtv3(A[k], W[3:], h)
+    mtv3(A[k], m, h)
     for r in range(3):
-        cw.F[k, r] += W[r]
+        cw.F[k, r] += f[r]
         cw.F[k, 3 + r] += h[r]
+
+
+@nb.njit(**OPTS)
+def _joint_levers(a, ints, geo, kin, lp, lc):
+    """Joint ``a``'s levers (inertial axes), its motion in ``kin.jw``: ``lp`` from the
+    parent's centre to the joint point, ``A_p (c_p + z_a)``, and ``lc`` from the child's,
+    ``A_c c_c``."""
+    p, c, h = ints[a, 1], ints[a, 2], kin.v[8]
+    for k in range(3):
+        h[k] = geo[a, 12 + k] + kin.jw[J_Z, k]
+    mv3(kin.A[p], h, lp)
+    mv3(kin.A[c], geo[a, 15:18], lc)
 
 
 @nb.njit(**OPTS)
@@ -297,36 +309,43 @@ def _mass_and_forces(ints, geo, body, q, qd, tau, kin, cw):
     (2.5)-(2.9), body axes for the angular part, ``F``, ``M`` the body's constant loads and
     spring-dampers about its centre (the kinematics pass's ``Q_k``, inertial axes);
     ``tau_a`` with the joint springs (:func:`~mbcourse.kernels.common.spring_torques`) acts
-    on the child at its joint point and the opposite on the parent
-    (:func:`mbcourse.cartesian.system.joint_wrenches`)."""
-    A, v = kin.A, cw.v
-    e, lc, lp, h = v[6], v[7], v[8], v[9]
+    as the wrench ``J (J^T J)^-1 tau_a`` on the child at its joint point and the opposite
+    on the parent (:func:`mbcourse.cartesian.system.joint_wrenches`). False if a joint's
+    speed columns are dependent."""
+    A, v, W = kin.A, cw.v, cw.W
+    lc, lp, mo = v[6], v[7], v[8]
     for k in range(1, body.shape[0]):
         for r in range(3):
             cw.M[k, r, r] = body[k, 0]
             for c in range(3):
                 cw.M[k, 3 + r, 3 + c] = kin.J0[k, r, c]
-        mtv3(A[k], kin.Qs[k, 3:6], h)                # M - omega x J omega, to body axes
+        mtv3(A[k], kin.Qs[k, 3:6], mo)                # M - omega x J omega, to body axes
         for r in range(3):
             cw.F[k, r] = kin.Qs[k, r]
-            cw.F[k, 3 + r] = h[r]
+            cw.F[k, 3 + r] = mo[r]
     spring_torques(ints, geo, q, qd, tau, kin.tq)
     for a in range(ints.shape[0]):
-        kind, p, c, qk, vk = ints[a, 0], ints[a, 1], ints[a, 2], ints[a, 3], ints[a, 4]
-        if kind == WELD or kin.tq[vk] == 0.0:
+        p, c, v0, nk = ints[a, 1], ints[a, 2], ints[a, 4], ints[a, I_NV]
+        loaded = False
+        for j in range(nk):
+            loaded = loaded or kin.tq[v0 + j] != 0.0
+        if not loaded:
             continue
-        force = kin.tq[vk]
-        mv3(A[p], geo[a, 0:3], e)
-        mv3(A[c], geo[a, 15:18], lc)                 # child's centre -> joint point
-        slide = q[qk] if kind == PRISMATIC else 0.0
-        for r in range(3):
-            h[r] = geo[a, 12 + r] + geo[a, r] * slide
-        mv3(A[p], h, lp)                             # parent's centre -> joint point
-        joint_wrench(kind, force, e, lc, cw.s)
-        _add_wrench(c, cw.s, A, cw)
+        joint_motion(a, ints, geo, q, qd, kin.R0, kin.jw)
+        if not joint_force(kin.jw, nk, kin.tq[v0:v0 + nk], A[p], cw.S6, cw.s, v[9:11], W):
+            return False
+        _joint_levers(a, ints, geo, kin, lp, lc)
+        cross(lc, W[:3], mo)                            # about the child's centre
+        for k in range(3):
+            mo[k] += W[3 + k]
+        _add_wrench(c, W[:3], mo, A, cw)
         if p > 0:
-            joint_wrench(kind, -force, e, lp, cw.s)
-            _add_wrench(p, cw.s, A, cw)
+            cross(lp, W[:3], mo)                        # the opposite, about the parent's
+            for k in range(3):
+                mo[k] = -mo[k] - W[3 + k]
+                W[k] = -W[k]
+            _add_wrench(p, W[:3], mo, A, cw)
+    return True
 
 
 # ------------------------------------------------------- Baraff's LDL^T (2.55)-(2.61)
@@ -400,7 +419,7 @@ def _factor(ints, cw):
             for c in range(6):
                 cw.D[k, r, c] = cw.M[k, r, c]
     for a in range(ints.shape[0] - 1, -1, -1):
-        p, c, nr = ints[a, 1], ints[a, 2], cw.nr[a]
+        p, c, nr = ints[a, 1], ints[a, 2], ints[a, I_ROWS]
         if not _eliminate_body(a, c, nr, cw):
             return False
         if p > 0:
@@ -414,7 +433,7 @@ def _back_substitute(ints, cw):
     the base are roots), ``x_c = D_c^-1 y_c - L_c x_a``; ``ddX = x`` of the bodies,
     ``lam = -x`` of the joints."""
     for a in range(ints.shape[0]):
-        p, c, nr = ints[a, 1], ints[a, 2], cw.nr[a]
+        p, c, nr = ints[a, 1], ints[a, 2], ints[a, I_ROWS]
         _solve_rows(cw.Dj[a], nr, cw.yj[a:a + 1], 1, cw.xj[a:a + 1])
         for r in range(nr):
             acc = -cw.xj[a, r]
@@ -431,41 +450,26 @@ def _back_substitute(ints, cw):
 
 
 # ------------------------------------------------------------ back to the joints
-@nb.njit(**INLINE)
-def _point_acceleration(X, alpha, omega, lever, t, out):
-    """``out = a + alpha x lever + omega x (omega x lever)``: the acceleration of the point
-    at ``lever`` from a centre of mass with the acceleration ``X[:3]``."""
-    cross(omega, lever, t)
-    cross(omega, t, out)
-    cross(alpha, lever, t)
-    for k in range(3):
-        out[k] += X[k] + t[k]
-
-
 @nb.njit(**OPTS)
-def _joint_acceleration(a, ints, geo, q, qd, kin, cw):
-    """Joint ``a``'s ``qdd`` from its bodies' accelerations (3.104)-(3.107), inertial axes:
-    ``e . (eps_c - eps_p - omega_p x Omega_a)`` (revolute), ``e . (ddr_P(child) -
-    ddr_P(carried by the parent) - 2 omega_p x e qd)`` (prismatic, ``P`` the joint point)."""
-    kind, p, c, qk, vk = ints[a, 0], ints[a, 1], ints[a, 2], ints[a, 3], ints[a, 4]
-    A, om, v = kin.A, kin.om, cw.v
-    e, al_c, al_p, lc, lp, h, t = v[0], v[1], v[2], v[3], v[4], v[5], v[6]
-    mv3(A[p], geo[a, 0:3], e)
-    mv3(A[c], cw.x[c, 3:], al_c)                     # angular accelerations, inertial
-    mv3(A[p], cw.x[p, 3:], al_p)
-    if kind == REVOLUTE:
-        cross(om[p], e, h)
-        return _dot(e, al_c) - _dot(e, al_p) - qd[vk] * _dot(e, h)
-    mv3(A[c], geo[a, 15:18], lc)
-    for k in range(3):
-        t[k] = geo[a, 12 + k] + geo[a, k] * q[qk]
-    mv3(A[p], t, lp)
-    _point_acceleration(cw.x[c], al_c, om[c], lc, t, h)  # the child's joint point
-    s = _dot(e, h)
-    _point_acceleration(cw.x[p], al_p, om[p], lp, t, h)  # the point carried by the parent
-    s -= _dot(e, h)
-    cross(om[p], e, h)
-    return s - 2.0 * qd[vk] * _dot(e, h)
+def _joint_accelerations(ints, geo, q, qd, qdd, kin, cw):
+    """Every joint's ``qdd`` from its bodies' accelerations ``x`` (3.104)-(3.107) by
+    :func:`~mbcourse.kernels.common.joint_acceleration` (the angular accelerations turned
+    to inertial axes first). False if a joint's speed columns are dependent."""
+    A, om, v, X = kin.A, kin.om, cw.v, cw.X
+    for a in range(ints.shape[0]):
+        p, c, v0, nk = ints[a, 1], ints[a, 2], ints[a, 4], ints[a, I_NV]
+        if nk == 0:
+            continue
+        for side, b in ((0, p), (1, c)):
+            for k in range(3):
+                X[side, k] = cw.x[b, k]
+            mv3(A[b], cw.x[b, 3:], X[side, 3:])
+        joint_motion(a, ints, geo, q, qd, kin.R0, kin.jw)
+        _joint_levers(a, ints, geo, kin, v[6], v[7])
+        if not joint_acceleration(kin.jw, nk, A[p], om[p], om[c], X[0], X[1], v[6], v[7],
+                                  cw.S6, v[0:6], qdd[v0:v0 + nk]):
+            return False
+    return True
 
 
 @nb.njit(**OPTS)
@@ -475,61 +479,54 @@ def cartesian_one(ints, geo, body, q, qd, tau, qdd, lam, kin, cw):
     and ``lam`` (joint by joint, packed order). False if a block is not definite."""
     if not _body_states(ints, geo, body, q, qd, kin, cw):
         return False
-    joint_rows(ints, kin.A, cw)
-    _mass_and_forces(ints, geo, body, q, qd, tau, kin, cw)
-    if not _factor(ints, cw):
+    joint_rows(ints, geo, kin.A, cw)
+    if body[0, B_MOVING] != 0.0:
+        _base_rows(ints, cw)
+    if not _mass_and_forces(ints, geo, body, q, qd, tau, kin, cw) or not _factor(ints, cw):
         return False
     _back_substitute(ints, cw)
     row = 0
     for a in range(ints.shape[0]):
-        for r in range(cw.nr[a]):
+        for r in range(ints[a, I_ROWS]):
             lam[row + r] = -cw.xj[a, r]
-        row += cw.nr[a]
-        if ints[a, 0] != WELD:
-            qdd[ints[a, 4]] = _joint_acceleration(a, ints, geo, q, qd, kin, cw)
-    return True
+        row += ints[a, I_ROWS]
+    return _joint_accelerations(ints, geo, q, qd, qdd, kin, cw)
 
 
 @nb.njit(**OPTS)
-def row_workspace(ints, geo, n1):
-    """A :class:`CartesianWork` for the joints ``ints``, ``geo`` between ``n1`` bodies (one
-    allocation) with the rows' parameters filled in (:func:`joint_rows` then writes the
-    rows of a state). Chapter 6's kernel uses it for the cut joints alone."""
-    m = ints.shape[0]
-    buf = np.zeros(m * (18 + 18 + 6 + 36 + 36 + 6 + 36 + 36 + 6 + 6)
-                   + n1 * (3 + 3 + 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 6 + 36)
+def row_workspace(m, n1):
+    """A :class:`CartesianWork` for ``m`` joints between ``n1`` bodies (one allocation;
+    :func:`joint_rows` writes the rows of a state). Chapter 6's kernel uses it for the cut
+    joints alone."""
+    buf = np.zeros(m * (36 + 36 + 6 + 36 + 36 + 6 + 6)
+                   + n1 * (3 + 3 + 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 6 + 6 + 36 + 12)
     at = np.zeros(1, dtype=np.int64)
-    cw = CartesianWork(np.zeros(m, dtype=np.int64), np.zeros((m, 6), dtype=np.int64),
-                       take(buf, at, m * 18).reshape((m, 6, 3)),
-                       take(buf, at, m * 18).reshape((m, 6, 3)),
-                       take(buf, at, m * 6).reshape((m, 6)),
-                       take(buf, at, n1 * 3).reshape((n1, 3)),
-                       take(buf, at, n1 * 3).reshape((n1, 3)),
-                       take(buf, at, n1 * 3).reshape((n1, 3)),
-                       take(buf, at, m * 36).reshape((m, 6, 6)),
-                       take(buf, at, m * 36).reshape((m, 6, 6)),
-                       take(buf, at, m * 6).reshape((m, 6)),
-                       take(buf, at, n1 * 36).reshape((n1, 6, 6)),
-                       take(buf, at, n1 * 6).reshape((n1, 6)),
-                       take(buf, at, n1 * 36).reshape((n1, 6, 6)),
-                       take(buf, at, m * 36).reshape((m, 6, 6)),
-                       take(buf, at, n1 * 36).reshape((n1, 6, 6)),
-                       take(buf, at, m * 36).reshape((m, 6, 6)),
-                       take(buf, at, n1 * 6).reshape((n1, 6)),
-                       take(buf, at, n1 * 6).reshape((n1, 6)),
-                       take(buf, at, m * 6).reshape((m, 6)),
-                       take(buf, at, m * 6).reshape((m, 6)),
-                       take(buf, at, 36).reshape((12, 3)), take(buf, at, 6),
-                       take(buf, at, 36).reshape((6, 6)))
-    _row_parameters(ints, geo, cw)
-    return cw
+    return CartesianWork(take(buf, at, n1 * 3).reshape((n1, 3)),
+                         take(buf, at, n1 * 3).reshape((n1, 3)),
+                         take(buf, at, n1 * 3).reshape((n1, 3)),
+                         take(buf, at, m * 36).reshape((m, 6, 6)),
+                         take(buf, at, m * 36).reshape((m, 6, 6)),
+                         take(buf, at, m * 6).reshape((m, 6)),
+                         take(buf, at, n1 * 36).reshape((n1, 6, 6)),
+                         take(buf, at, n1 * 6).reshape((n1, 6)),
+                         take(buf, at, n1 * 36).reshape((n1, 6, 6)),
+                         take(buf, at, m * 36).reshape((m, 6, 6)),
+                         take(buf, at, n1 * 36).reshape((n1, 6, 6)),
+                         take(buf, at, m * 36).reshape((m, 6, 6)),
+                         take(buf, at, n1 * 6).reshape((n1, 6)),
+                         take(buf, at, n1 * 6).reshape((n1, 6)),
+                         take(buf, at, m * 6).reshape((m, 6)),
+                         take(buf, at, m * 6).reshape((m, 6)),
+                         take(buf, at, 36).reshape((12, 3)), take(buf, at, 6),
+                         take(buf, at, 6), take(buf, at, 36).reshape((6, 6)),
+                         take(buf, at, 12).reshape((2, 6)))
 
 
 @nb.njit(**OPTS)
 def cartesian_workspace(ints, geo, body):
     """The kinematics pass's :class:`~mbcourse.kernels.common.Work` and a
     :class:`CartesianWork` (:func:`row_workspace`) for a packed tree."""
-    return workspace(ints, geo, body), row_workspace(ints, geo, body.shape[0])
+    return workspace(ints, geo, body), row_workspace(ints.shape[0], body.shape[0])
 
 
 @nb.njit(**OPTS)
@@ -551,7 +548,7 @@ def cartesian_forward(ints, geo, body, q, qd, tau, qdd):
     """:func:`cartesian_solve` without the multipliers (the front door's kernel)."""
     nc = 0
     for a in range(ints.shape[0]):
-        nc += 6 if ints[a, 0] == WELD else 5
+        nc += ints[a, I_ROWS]
     lam = np.empty((q.shape[0], nc))
     return cartesian_solve(ints, geo, body, q, qd, tau, qdd, lam)
 
@@ -565,8 +562,8 @@ def cartesian_terms(ints, geo, body, q, qd, tau, qdd, lam):
     return ok, cw
 
 
-from . import register  # noqa: E402  (the front door, mbcourse.kernels)
+from . import register, rows_data  # noqa: E402  (the front door, mbcourse.kernels)
 
-register("cartesian", cartesian_forward,
-         refusal="the compiled Cartesian route needs solver='ldlt', planar=None, revolute, "
-                 "prismatic and fixed joints pointing away from the base and a fixed base")
+register("cartesian", cartesian_forward, general=True, moving_base=True, pack=rows_data,
+         refusal="the compiled Cartesian route needs solver='ldlt', planar=None, joints "
+                 "pointing away from the base whose kinds have chapter 2's rows")

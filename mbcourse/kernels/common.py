@@ -22,28 +22,41 @@ import numba as nb
 import numpy as np
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "INLINE", "Work", "workspace",
-           "joint_workspace", "joint_motion", "load_wrench", "spring_torques", "spring_wrenches",
+           "joint_workspace", "joint_motion", "body_terms", "joint_force", "joint_acceleration", "load_wrench", "spring_torques", "spring_wrenches",
            "damping_power", "dissipation", "base_state",
            "cross", "cholesky_factor_n",
            "mv3", "mtv3", "mm3", "take",
            "matvec", "matmul", "shift", "fold", "rodrigues", "kinematics", "centres",
-           "joint_wrench", "cholesky_factor", "lower_solve", "quaternion_matrix", "speed_count",
+           "cholesky_factor", "lower_solve", "quaternion_matrix", "speed_count",
            "upper_solve", "cholesky_solve",
            "finite"]
 
 #: Joint kinds in the packed ``ints[:, 0]`` column (see :func:`mbcourse.kernels.pack_chain`):
-#: the one-coordinate kinds chapter 2's rows and chapter 6's cut joints are written for, and
-#: ``GENERAL`` for every other joint (the recursions read only the joint's packed motion).
+#: a label only (no kernel switches on it; they read the joint's packed motion and rows):
+#: the one-coordinate kinds, from which ``pack_chain`` can derive both, and ``GENERAL``.
 REVOLUTE, PRISMATIC, WELD, GENERAL = 0, 1, 2, 3
 
 # Where a joint's own motion (:class:`mbcourse.joints.Motion`) sits in its packed rows.
 # ints: the number of speeds, the turns' (q, speed) indices, the quaternion's first index,
 # the slides' q indices (model indices; -1 where absent) and each speed's frame (the codes
 # PARENT, FIRST_TURN, CHILD of mbcourse.joints).
-I_NV, I_TURN1, I_TURN2, I_QUAT, I_SLIDE, I_FRAME, INT_COLUMNS = 5, 6, 8, 10, 11, 14, 20
+# Then the number of chapter 2's rows of the joint (I_ROWS).
+I_NV, I_TURN1, I_TURN2, I_QUAT, I_SLIDE, I_FRAME, I_ROWS, INT_COLUMNS = (5, 6, 8, 10, 11, 14,
+                                                                        20, 21)
 # geo: the turns' axes, the slides' vectors and each speed's (p, k) in its frame, then per
-# speed (stiffness, stiffness rest, damping) summed over the joint's springs.
-G_TURN1, G_TURN2, G_SLIDE, G_SPEED, G_SPRING, GEO_COLUMNS = 18, 21, 24, 33, 69, 87
+# speed (stiffness, stiffness rest, damping) summed over the joint's springs, then chapter
+# 2's rows (:meth:`mbcourse.joints.Joint.row_parameters`), ROW_WIDTH columns each from G_ROWS:
+# the type, the normal n (or the parent's vector u), the child's point rho (or vector w), the
+# offset d, and for a screw row its pitch, the basis u1, u2 across the axis and the child's
+# w1 (columns R_TYPE ... R_W1 of a row).
+G_TURN1, G_TURN2, G_SLIDE, G_SPEED, G_SPRING, G_ROWS = 18, 21, 24, 33, 69, 87
+ROW_WIDTH, MAX_ROWS = 18, 6
+GEO_COLUMNS = G_ROWS + ROW_WIDTH * MAX_ROWS
+R_TYPE, R_N, R_RHO, R_D, R_PITCH, R_U1, R_U2, R_W1 = 0, 1, 4, 7, 8, 9, 12, 15
+#: Row types of :meth:`mbcourse.joints.Joint.row_parameters` in a packed row's ``R_TYPE``:
+#: the spatial form's, then the planar form's (a point on a line of the parent, the
+#: relative rotation; their normal and point take the first two of their three columns).
+POINT_PLANE, PERPENDICULAR, SCREW, POINT_LINE, ROTATION = 0, 1, 2, 3, 4
 # body: mass, inertia (9), then the constant loads: a force and a torque in inertial axes
 # (B_FORCE), the moments' coefficients G (3 x 3) of the inertial forces' points (B_LEVER),
 # a force and a torque (about the centre) in body axes (B_BODY); row 0 (the base, which
@@ -257,45 +270,24 @@ def rodrigues(e, angle, out):
 
 
 @nb.njit(**OPTS)
-def centres(ints, geo, qd, A, om, rho, r, vel, v):
+def centres(ints, body, qd, om, rho, S, r, vel, h):
     """Centres of mass ``r`` and their velocities ``vel`` (inertial axes) after
-    :func:`kinematics`: ``r_c = r_p + rho``, ``v_c = v_p + w_p x l_p + e qd (slide) - w_c x
-    rc``, ``l_p`` from the parent's centre and ``rc`` from the child's to the joint point."""
-    e, rc, ri, d, h = v[0], v[1], v[2], v[5], v[7]
+    :func:`kinematics`, for every joint kind: ``r_c = r_p + rho`` and ``v_c = v_p + w_p x
+    rho + sum_j S_j qd_j`` (the linear part of (3.174)'s columns), from the base's origin
+    (at rest at zero, or its prescribed motion)."""
     for k in range(3):
-        r[0, k] = 0.0
-        vel[0, k] = 0.0
+        moving = body[0, B_MOVING] != 0.0
+        r[0, k] = body[0, B_BASE + 18 + k] if moving else 0.0
+        vel[0, k] = body[0, B_BASE + 21 + k] if moving else 0.0
     for i in range(ints.shape[0]):
-        kind, p, c, vk = ints[i, 0], ints[i, 1], ints[i, 2], ints[i, 4]
-        matvec(A[p], geo[i, 0:3], e)
-        matvec(A[c], geo[i, 15:18], rc)
+        p, c, v0 = ints[i, 1], ints[i, 2], ints[i, 4]
+        cross(om[p], rho[i], h)
         for k in range(3):
-            ri[k] = rho[i, k] + rc[k]
             r[c, k] = r[p, k] + rho[i, k]
-        cross(om[p], ri, h)
-        cross(om[c], rc, d)
-        rate = qd[vk] if kind == PRISMATIC else 0.0
-        for k in range(3):
-            vel[c, k] = vel[p, k] + h[k] + e[k] * rate - d[k]
-
-
-@nb.njit(**OPTS)
-def joint_wrench(kind, force, e, lever, W):
-    """The wrench ``W`` about a body's centre of mass of a joint force acting on it: a couple
-    ``force e`` (revolute) or a force ``force e`` at the joint point, ``lever`` from the
-    centre (prismatic). The child gets ``+force`` with its lever, the parent ``-force`` with
-    its own."""
-    for k in range(6):
-        W[k] = 0.0
-    if kind == REVOLUTE:
-        for k in range(3):
-            W[3 + k] = force * e[k]
-    elif kind == PRISMATIC:
-        for k in range(3):
-            W[k] = force * e[k]
-        W[3] = force * (lever[1] * e[2] - lever[2] * e[1])
-        W[4] = force * (lever[2] * e[0] - lever[0] * e[2])
-        W[5] = force * (lever[0] * e[1] - lever[1] * e[0])
+            vel[c, k] = vel[p, k] + h[k]
+        for j in range(ints[i, I_NV]):
+            for k in range(3):
+                vel[c, k] += S[v0 + j, k] * qd[v0 + j]
 
 
 @nb.njit(**INLINE)
@@ -338,7 +330,7 @@ def spring_torques(ints, geo, q, qd, tau, out):
 # reference count per array argument and every slice a view, so the pass is two loops (joints,
 # then bodies) rather than a loop calling per-joint steps (measured twice as slow).
 @nb.njit(**INLINE)
-def _body_terms(body, A, om, J0, Ms, Qs, t3, v):
+def body_terms(body, A, om, J0, Ms, Qs, t3, v):
     """Every body's ``M_c = diag(m E, A J A^T)`` and ``Q_c = (m g + F, M - w x J w)``
     (3.172), ``F``, ``M`` its constant loads (:func:`load_wrench`), about its centre of
     mass, inertial axes (row 0, the base, is left alone)."""
@@ -473,6 +465,88 @@ def joint_motion(i, ints, geo, q, qd, R0, jw):
         cross(W, jw[J_K + j], h)
         for k in range(3):
             jw[J_SA, k] += h[k] * qd[v0 + j]
+    return True
+
+
+@nb.njit(**INLINE)
+def _speed_gram(jw, nk, G):
+    """``G = L L^T`` of ``[p; k]^T [p; k]`` (``nk x nk``, the joint's speed columns from
+    :func:`joint_motion`, parent axes); False if the columns are dependent."""
+    for a in range(nk):
+        for b in range(a + 1):
+            acc = 0.0
+            for k in range(3):
+                acc += jw[J_P + a, k] * jw[J_P + b, k] + jw[J_K + a, k] * jw[J_K + b, k]
+            G[a, b] = G[b, a] = acc
+    return cholesky_factor_n(G, nk)
+
+
+@nb.njit(**OPTS)
+def joint_force(jw, nk, tau, Ap, G, x, h, W):
+    """The joint wrench of the generalized forces ``tau`` (nk,) of a joint (its motion in
+    ``jw``, :func:`joint_motion`): ``W = J (J^T J)^-1 tau``, ``J = [A_p k; A_p p]``, a force
+    ``W[:3]`` and a moment ``W[3:]`` (inertial axes) acting on the child at its joint point,
+    the opposite on the parent; its power on the relative motion ``J qd`` is ``tau . qd``
+    (as :func:`mbcourse.cartesian.system.joint_wrenches`). ``G`` (6, 6), ``x`` (6,), ``h``
+    (2, 3) scratch. False if the joint's speed columns are dependent."""
+    if not _speed_gram(jw, nk, G):
+        return False
+    lower_solve(G, tau, x, nk)
+    upper_solve(G, x, x, nk)
+    for k in range(3):
+        h[0, k] = h[1, k] = 0.0
+    for j in range(nk):
+        for k in range(3):
+            h[0, k] += jw[J_K + j, k] * x[j]
+            h[1, k] += jw[J_P + j, k] * x[j]
+    mv3(Ap, h[0], W[:3])
+    mv3(Ap, h[1], W[3:])
+    return True
+
+
+@nb.njit(**OPTS)
+def joint_acceleration(jw, nk, Ap, om_p, om_c, X_p, X_c, L, lc, G, v, out):
+    """A joint's generalized accelerations ``out`` (nk,) from its bodies' accelerations
+    ``X = (a, eps)`` (centre of mass, inertial axes) (3.104)-(3.107), as
+    :func:`mbcourse.cartesian.joint_accelerations`: ``[p; k] qdd = A_p^T [d_Omega; d_z]``
+    in the least-squares sense (exact for consistent accelerations), with ``d_Omega =
+    eps_c - eps_p - w_p x A_p Omega_a - A_p w_a`` and ``d_z`` the acceleration of the
+    child's joint point less that of the point carried by the parent, ``... + 2 w_p x A_p k
+    qd + A_p s_a``. ``L`` the parent's centre -> joint point, ``lc`` the child's centre ->
+    joint point (inertial axes); ``jw`` from :func:`joint_motion`; ``G`` (6, 6), ``v``
+    (6, 3) scratch. False if the joint's speed columns are dependent."""
+    dO, dz, h, t = v[0], v[1], v[2], v[3]
+    mv3(Ap, jw[J_OM], h)
+    cross(om_p, h, dO)
+    mv3(Ap, jw[J_WA], h)
+    for k in range(3):
+        dO[k] = X_c[3 + k] - X_p[3 + k] - dO[k] - h[k]
+    cross(X_c[3:], lc, dz)                               # the child's joint point
+    cross(om_c, lc, h)
+    cross(om_c, h, t)
+    for k in range(3):
+        dz[k] += X_c[k] + t[k] - X_p[k]
+    cross(X_p[3:], L, h)                                 # the point carried by the parent
+    cross(om_p, L, t)
+    cross(om_p, t, t)
+    for k in range(3):
+        dz[k] -= h[k] + t[k]
+    mv3(Ap, jw[J_KV], h)
+    cross(om_p, h, t)
+    mv3(Ap, jw[J_SA], h)
+    for k in range(3):
+        dz[k] -= 2.0 * t[k] + h[k]
+    mtv3(Ap, dO, v[4])
+    mtv3(Ap, dz, v[5])
+    if not _speed_gram(jw, nk, G):
+        return False
+    for j in range(nk):
+        acc = 0.0
+        for k in range(3):
+            acc += jw[J_P + j, k] * v[4, k] + jw[J_K + j, k] * v[5, k]
+        out[j] = acc
+    lower_solve(G, out, out, nk)
+    upper_solve(G, out, out, nk)
     return True
 
 
@@ -639,7 +713,7 @@ def kinematics(ints, geo, body, q, qd, ws):
             for k in range(3):
                 S[v0 + j, k] = Kw[k] + h[k]
                 S[v0 + j, k + 3] = Pw[k]
-    _body_terms(body, A, om, ws.J0, ws.Ms, ws.Qs, ws.t3, v)
+    body_terms(body, A, om, ws.J0, ws.Ms, ws.Qs, ws.t3, v)
     if body[0, B_SPRINGS] > 0:
         return spring_wrenches(geo, ints.shape[0], body, A, ws.r, ws.vel, om, ws.Qs, v)
     return True
@@ -722,12 +796,6 @@ def finite(x):
         if not np.isfinite(x[k]):
             return False
     return True
-
-
-# the names of the single-module version (mbcourse.compiled before the split)
-_cross, _matvec, _matmul, _rodrigues, _kinematics = cross, matvec, matmul, rodrigues, kinematics
-_shift, _fold, _centres, _joint_wrench, _workspace = shift, fold, centres, joint_wrench, workspace
-_cholesky_factor, _lower_solve, _upper_solve = cholesky_factor, lower_solve, upper_solve
 
 
 # ------------------------------------------------------- unrolled 3x3 loops

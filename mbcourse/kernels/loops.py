@@ -24,9 +24,10 @@ import numba as nb
 import numpy as np
 
 from .cartesian import joint_rows, row_workspace
-from .common import (INLINE, OPTS, PRISMATIC, REVOLUTE, WELD, cholesky_factor, cross,
-                     damping_power, finite, joint_wrench, lower_solve, matvec, mtv3, mv3,
-                     rodrigues, spring_torques, upper_solve)
+from .common import (I_NV, I_ROWS, INLINE, J_KV, J_OM, J_R, J_Z, OPTS, cholesky_factor, cross,
+                     damping_power, finite, joint_acceleration, joint_force, joint_motion,
+                     joint_workspace, lower_solve, mm3, mtv3, mv3, spring_torques,
+                     upper_solve)
 from .tree import tree_one, tree_workspace
 
 __all__ = ["CutData", "loops_forward", "loops_intermediates", "loops_reduced"]
@@ -36,7 +37,8 @@ class CutData(NamedTuple):
     """Packed constants of the cut-joint kernel (prepared by ``mb.loops`` once per model
     version): the reduced tree's ``ints, geo, body`` (see
     :func:`mbcourse.kernels.pack_chain`, its own coordinates), the cut joints' ``cints``
-    (kind, parent, child, q index, v index in the Model's vectors) and ``cgeo``, the
+    and ``cgeo`` (packed as :func:`~mbcourse.kernels.pack_chain` packs a tree's joints, with
+    their motion and chapter 2's rows, indices into the Model's ``q`` and ``qd``), the
     positions ``q_tree``, ``v_tree`` of the tree's coordinates in the Model's, ``limits``
     ``(rcond, tol)`` (the SVD's cut-off, the closure tolerance), the Model's ``nv`` and, as
     in :class:`~mbcourse.kernels.ModelData`, whether the Model has forces given as
@@ -64,7 +66,7 @@ class _LoopWork(NamedTuple):
     r: np.ndarray        # (n1, 3) centres of mass, inertial axes
     vel: np.ndarray      # (n1, 3) their velocities
     X: np.ndarray        # (n1, 6) the bodies' accelerations (a, eps), inertial axes
-    qT: np.ndarray       # (N,) the tree's q, qd, tau
+    qT: np.ndarray       # (NQ,) the tree's q; (N,) its qd, tau
     qdT: np.ndarray
     tauT: np.ndarray
     Hm: np.ndarray       # (N, N) A (3.186), factored in place
@@ -80,15 +82,25 @@ class _LoopWork(NamedTuple):
     v: np.ndarray        # (9, 3) scratch
     t3: np.ndarray       # (2, 3, 3) scratch
     sv: np.ndarray       # (6 K,) the singular values of L^-1 H_c^T
+    R0: np.ndarray       # (K, 3, 3) the cut joints' fixed orientations
+    jw: np.ndarray       # a cut joint's own motion (common.joint_workspace)
+    S6: np.ndarray       # (6, 6) scratch
 
 
 @nb.njit(**OPTS)
-def _loop_work(n1, N, K):
-    return _LoopWork(np.zeros((n1, 3)), np.zeros((n1, 3)), np.zeros((n1, 6)), np.empty(N),
-                     np.empty(N), np.empty(N), np.empty((N, N)), np.empty(N),
-                     np.empty((2, 6)), np.empty(6), np.empty(N), np.zeros((6 * K, N)),
-                     np.zeros(6 * K), np.zeros(6 * K), np.empty(N), np.empty(2),
-                     np.empty((9, 3)), np.empty((2, 3, 3)), np.zeros(6 * K))
+def _loop_work(n1, N, NQ, cgeo):
+    K = cgeo.shape[0]
+    lw = _LoopWork(np.zeros((n1, 3)), np.zeros((n1, 3)), np.zeros((n1, 6)), np.empty(NQ),
+                   np.empty(N), np.empty(N), np.empty((N, N)), np.empty(N),
+                   np.empty((2, 6)), np.empty(6), np.empty(N), np.zeros((6 * K, N)),
+                   np.zeros(6 * K), np.zeros(6 * K), np.empty(N), np.empty(2),
+                   np.empty((9, 3)), np.empty((2, 3, 3)), np.zeros(6 * K),
+                   np.empty((K, 3, 3)), joint_workspace(), np.empty((6, 6)))
+    for j in range(K):
+        for r in range(3):
+            for c in range(3):
+                lw.R0[j, r, c] = cgeo[j, 3 + 3 * r + c]
+    return lw
 
 
 @nb.njit(**INLINE)
@@ -114,64 +126,40 @@ def _centres(ints, tw, lw):
     lw.scale[1] = vscale
 
 
-@nb.njit(**OPTS)
-def _oriented(kind, g, qj, A, p, c, R, Rj, tol):
-    """Whether a cut joint's child has the orientation the joint gives it:
-    ``|A_c - A_p rot(e, q) R0| <= tol``."""
-    for a in range(3):
-        for bb in range(3):
-            Rj[a, bb] = 1.0 if a == bb else 0.0
-    if kind == REVOLUTE:
-        rodrigues(g[0:3], qj, Rj)
-    for a in range(3):                                   # R = Rj R0
-        for bb in range(3):
-            acc = 0.0
-            for k in range(3):
-                acc += Rj[a, k] * g[3 + 3 * k + bb]
-            R[a, bb] = acc
-    for a in range(3):                                   # A_c - A_p R
-        for bb in range(3):
-            acc = 0.0
-            for k in range(3):
-                acc += A[p, a, k] * R[k, bb]
-            if abs(A[c, a, bb] - acc) > tol:
-                return False
-    return True
-
-
 @nb.njit(**INLINE)
 def _closes(cints, cgeo, q, qd, tol, tw, lw):
     """Whether the state closes every loop (position and velocity, each cut joint with its
-    own q, qd) to ``tol`` relative to the scales of :func:`_centres`."""
-    A, om, r, vel, v = tw.Ab, tw.omega, lw.r, lw.vel, lw.v
-    e, rc, ri, d, h = v[0], v[1], v[2], v[5], v[7]
-    R, Rj = lw.t3[0], lw.t3[1]
+    own q, qd and its motion from :func:`~mbcourse.kernels.common.joint_motion`) to ``tol``
+    relative to the scales of :func:`_centres`: ``A_c = A_p R_a``, the joint points meet
+    (``r_c + A_c c_c = r_p + A_p (c_p + z_a)``), ``w_c - w_p = A_p Omega_a`` and the joint
+    point's velocities differ by ``A_p k qd``."""
+    A, om, r, vel, v, jw = tw.Ab, tw.omega, lw.r, lw.vel, lw.v, lw.jw
+    rc, ri, d, h, e = v[1], v[2], v[5], v[7], v[8]
+    R = lw.t3[0]
     scale, vscale = lw.scale[0], lw.scale[1]
     for j in range(cints.shape[0]):
-        kind, p, c, qk, vk = cints[j, 0], cints[j, 1], cints[j, 2], cints[j, 3], cints[j, 4]
-        g = cgeo[j]
-        qj = q[qk] if kind != WELD else 0.0
-        vj = qd[vk] if kind != WELD else 0.0
-        if not _oriented(kind, g, qj, A, p, c, R, Rj, tol):
+        p, c = cints[j, 1], cints[j, 2]
+        if not joint_motion(j, cints, cgeo, q, qd, lw.R0, jw):
             return False
-        matvec(A[p], g[0:3], e)
-        matvec(A[c], g[15:18], rc)
+        mm3(A[p], jw[J_R:J_R + 3], R)
+        for a in range(3):
+            for b in range(3):
+                if abs(A[c, a, b] - R[a, b]) > tol:
+                    return False
+        mv3(A[c], cgeo[j, 15:18], rc)
         for k in range(3):
-            h[k] = g[12 + k] + (g[k] * qj if kind == PRISMATIC else 0.0)
-        matvec(A[p], h, ri)                              # parent's centre -> joint point
+            h[k] = cgeo[j, 12 + k] + jw[J_Z, k]
+        mv3(A[p], h, ri)                                 # parent's centre -> joint point
+        mv3(A[p], jw[J_OM], e)
         for k in range(3):
-            if abs(r[c, k] + rc[k] - r[p, k] - ri[k]) > tol * scale:
-                return False
-        for k in range(3):
-            rel = om[c, k] - om[p, k] - (e[k] * vj if kind == REVOLUTE else 0.0)
-            if abs(rel) > tol * vscale:
+            if (abs(r[c, k] + rc[k] - r[p, k] - ri[k]) > tol * scale
+                    or abs(om[c, k] - om[p, k] - e[k]) > tol * vscale):
                 return False
         cross(om[c], rc, h)
         cross(om[p], ri, d)
+        mv3(A[p], jw[J_KV], e)
         for k in range(3):
-            slid = e[k] * vj if kind == PRISMATIC else 0.0
-            rel = vel[c, k] + h[k] - vel[p, k] - d[k] - slid
-            if abs(rel) > tol * vscale:
+            if abs(vel[c, k] + h[k] - vel[p, k] - d[k] - e[k]) > tol * vscale:
                 return False
     return True
 
@@ -188,20 +176,30 @@ def _add_generalized(b, W, tw, rhs):
 
 
 @nb.njit(**OPTS)
-def _cut_force(kind, g, p, c, slide, force, tw, lw):
-    """``B*`` (3.201): a cut joint's drive ``force`` as a wrench pair on its bodies, added
-    to ``rhs`` through the bodies' Jacobians."""
-    A, v, W = tw.Ab, lw.v, lw.W
-    e, rc, ri, h = v[0], v[1], v[2], v[7]
-    matvec(A[p], g[0:3], e)
-    matvec(A[c], g[15:18], rc)
+def _cut_force(j, cints, cgeo, q, qd, tau, tw, lw):
+    """``B*`` (3.201): cut joint ``j``'s drive ``tau`` (its speeds' slice of the Model's) as
+    the wrench pair ``J (J^T J)^-1 tau`` on its bodies
+    (:func:`~mbcourse.kernels.common.joint_force`), added to ``rhs`` through the bodies'
+    Jacobians. False if the joint's speed columns are dependent."""
+    A, v, W, Wb, jw = tw.Ab, lw.v, lw.W, lw.G[1], lw.jw
+    p, c, nk = cints[j, 1], cints[j, 2], cints[j, I_NV]
+    rc, ri, mo = v[1], v[2], v[7]
+    joint_motion(j, cints, cgeo, q, qd, lw.R0, jw)
+    if not joint_force(jw, nk, tau, A[p], lw.S6, lw.G[0], v[4:6], W):
+        return False
+    mv3(A[c], cgeo[j, 15:18], rc)                       # child's centre -> joint point
     for k in range(3):
-        h[k] = g[12 + k] + (g[k] * slide if kind == PRISMATIC else 0.0)
-    matvec(A[p], h, ri)
-    joint_wrench(kind, force, e, rc, W)
-    _add_generalized(c, W, tw, lw.rhs)
-    joint_wrench(kind, -force, e, ri, W)
-    _add_generalized(p, W, tw, lw.rhs)
+        mo[k] = cgeo[j, 12 + k] + jw[J_Z, k]
+    mv3(A[p], mo, ri)                                   # parent's centre -> joint point
+    cross(rc, W[:3], mo)
+    for k in range(3):
+        Wb[k], Wb[3 + k] = W[k], W[3 + k] + mo[k]
+    _add_generalized(c, Wb, tw, lw.rhs)
+    cross(ri, W[:3], mo)
+    for k in range(3):
+        Wb[k], Wb[3 + k] = -W[k], -W[3 + k] - mo[k]
+    _add_generalized(p, Wb, tw, lw.rhs)
+    return True
 
 
 @nb.njit(**INLINE)
@@ -214,7 +212,7 @@ def _inertial_row(Q, A, out):
 
 
 @nb.njit(**INLINE)
-def _cut_rows(cints, tw, lw, cw):
+def _cut_rows(cints, cgeo, tw, lw, cw):
     """Every cut joint's chapter 2 rows (2.22) on the tree's accelerations, ``H_c qdd_T =
     gamma_c`` with ``H_c = Q_i X_i + Q_j X_j`` (``X`` the bodies' Jacobians) and ``gamma_c =
     b - Q_i ddX0_i - Q_j ddX0_j`` (the bodies' accelerations at ``qdd_T = 0``); returns the
@@ -224,11 +222,11 @@ def _cut_rows(cints, tw, lw, cw):
         for k in range(3):
             cw.r[b, k], cw.vel[b, k] = lw.r[b, k], lw.vel[b, k]
         mtv3(A[b], tw.omega[b], cw.w[b])                 # angular velocity, body axes
-    joint_rows(cints, A, cw)
+    joint_rows(cints, cgeo, A, cw)
     nc = 0
     for j in range(cints.shape[0]):
         p, c = cints[j, 1], cints[j, 2]
-        for row in range(cw.nr[j]):
+        for row in range(cints[j, I_ROWS]):
             _inertial_row(cw.Qj[j, row], A[c], G[0])
             _inertial_row(cw.Qi[j, row], A[p], G[1])
             s_ = cw.b[j, row]
@@ -311,59 +309,12 @@ def _tree_accelerations(nc, rcond, rank, lw):
     return True
 
 
-@nb.njit(**OPTS)
-def _joint_acceleration(kind, g, p, c, qj, vj, A, om, vel, X, v):
-    """A joint's generalized acceleration from its bodies' accelerations ``X`` (3.104)-(3.107):
-    ``e . (eps_c - eps_p)`` for a revolute joint, the slide's relative acceleration along the
-    axis for a prismatic one."""
-    e, rc, ri, n1, n2, d, dd, h = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
-    matvec(A[p], g[0:3], e)
-    s = 0.0
-    if kind == REVOLUTE:
-        for k in range(3):
-            s += e[k] * (X[c, 3 + k] - X[p, 3 + k])
-        return s
-    matvec(A[c], g[15:18], rc)
-    matvec(A[p], g[12:15], ri)
-    for k in range(3):
-        d[k] = e[k] * qj
-    cross(om[c], rc, h)
-    cross(om[p], ri, dd)
-    for k in range(3):
-        dd[k] = vel[c, k] + h[k] - vel[p, k] - dd[k]          # d'
-    # d'' = a_c + eps_c x rc + w_c x (w_c x rc) - (the same for p, ri)
-    cross(X[c, 3:], rc, h)
-    for k in range(3):
-        n1[k] = X[c, k] + h[k]
-    cross(om[c], rc, h)
-    cross(om[c], h, n2)
-    for k in range(3):
-        n1[k] += n2[k]
-    cross(X[p, 3:], ri, h)
-    for k in range(3):
-        n1[k] -= X[p, k] + h[k]
-    cross(om[p], ri, h)
-    cross(om[p], h, n2)
-    for k in range(3):
-        n1[k] -= n2[k]
-    # qdd = e . (d'' - eps_p x d - w_p x d' - (w_p x e) qd)
-    cross(X[p, 3:], d, h)
-    for k in range(3):
-        n1[k] -= h[k]
-    cross(om[p], dd, h)
-    for k in range(3):
-        n1[k] -= h[k]
-    cross(om[p], e, h)
-    for k in range(3):
-        s += e[k] * (n1[k] - h[k] * vj)
-    return s
-
-
 @nb.njit(**INLINE)
 def _cut_accelerations(cints, cgeo, q, qd, qdd, tw, lw):
     """The cut joints' accelerations from their bodies' ``X = (U + Phi^T qdd_T,
-    eps + (pT)^T qdd_T)``."""
-    X, N = lw.X, lw.qddT.shape[0]
+    eps + (pT)^T qdd_T)`` (:func:`~mbcourse.kernels.common.joint_acceleration`). False if
+    a joint's speed columns are dependent."""
+    X, N, A, v, jw = lw.X, lw.qddT.shape[0], tw.Ab, lw.v, lw.jw
     for b in range(1, X.shape[0]):
         for k in range(3):
             a_, e_ = tw.U[b, k], tw.eps[b, k]
@@ -372,10 +323,18 @@ def _cut_accelerations(cints, cgeo, q, qd, qdd, tw, lw):
                 e_ += tw.Jw[b, col, k] * lw.qddT[col]
             X[b, k], X[b, 3 + k] = a_, e_
     for j in range(cints.shape[0]):
-        kind, p, c, qk, vk = cints[j, 0], cints[j, 1], cints[j, 2], cints[j, 3], cints[j, 4]
-        if kind != WELD:
-            qdd[vk] = _joint_acceleration(kind, cgeo[j], p, c, q[qk], qd[vk], tw.Ab, tw.omega,
-                                          lw.vel, X, lw.v)
+        p, c, vk, nk = cints[j, 1], cints[j, 2], cints[j, 4], cints[j, I_NV]
+        if nk == 0:
+            continue
+        joint_motion(j, cints, cgeo, q, qd, lw.R0, jw)
+        for k in range(3):
+            v[8, k] = cgeo[j, 12 + k] + jw[J_Z, k]
+        mv3(A[p], v[8], v[6])                            # parent's centre -> joint point
+        mv3(A[c], cgeo[j, 15:18], v[7])                  # child's centre -> joint point
+        if not joint_acceleration(jw, nk, A[p], tw.omega[p], tw.omega[c], X[p], X[c], v[6],
+                                  v[7], lw.S6, v[0:6], qdd[vk:vk + nk]):
+            return False
+    return True
 
 
 @nb.njit(**INLINE)
@@ -383,9 +342,10 @@ def _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, tau, qdd, 
     """Chapter 6 for one configuration; returns the number of rows, or -1 if the state
     does not close the loops (the checked route then names the joint) or ``A`` is not
     positive definite. ``lw.Hm`` keeps ``A`` factored, ``lw.lam`` the multipliers."""
-    N, qT, qdT, tauT = q_tree.shape[0], lw.qT, lw.qdT, lw.tauT
-    for k in range(N):
+    N, qT, qdT, tauT = v_tree.shape[0], lw.qT, lw.qdT, lw.tauT
+    for k in range(q_tree.shape[0]):
         qT[k] = q[q_tree[k]]
+    for k in range(N):
         qdT[k] = qd[v_tree[k]]
         tauT[k] = tau[v_tree[k]]
     tree_one(ints, geo, body, qT, qdT, lw.Hm, lw.Bv, tw)
@@ -396,23 +356,28 @@ def _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, tau, qdd, 
     for k in range(N):
         lw.rhs[k] += lw.Bv[k]
     for j in range(cints.shape[0]):
-        kind, vk = cints[j, 0], cints[j, 4]
-        if kind != WELD and tau[vk] != 0.0:
-            slide = q[cints[j, 3]] if kind == PRISMATIC else 0.0
-            _cut_force(kind, cgeo[j], cints[j, 1], cints[j, 2], slide, tau[vk], tw, lw)
-    nc = _cut_rows(cints, tw, lw, cw)
+        vk, nk = cints[j, 4], cints[j, I_NV]
+        loaded = False
+        for k in range(nk):
+            loaded = loaded or tau[vk + k] != 0.0
+        if loaded and not _cut_force(j, cints, cgeo, q, qd, tau[vk:vk + nk], tw, lw):
+            return -1
+    nc = _cut_rows(cints, cgeo, tw, lw, cw)
     if not _tree_accelerations(nc, limits[0], -1, lw):
         return -1
     for k in range(N):
         qdd[v_tree[k]] = lw.qddT[k]
-    _cut_accelerations(cints, cgeo, q, qd, qdd, tw, lw)
+    if not _cut_accelerations(cints, cgeo, q, qd, qdd, tw, lw):
+        return -1
     return nc
 
 
 @nb.njit(**OPTS)
-def _workspaces(ints, geo, body, cints, cgeo, N):
-    return (tree_workspace(ints, geo, body, N), _loop_work(body.shape[0], N, cints.shape[0]),
-            row_workspace(cints, cgeo, body.shape[0]))
+def _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree):
+    N = v_tree.shape[0]
+    return (tree_workspace(ints, geo, body, N), _loop_work(body.shape[0], N, q_tree.shape[0],
+                                                             cgeo),
+            row_workspace(cints.shape[0], body.shape[0]))
 
 
 @nb.njit(**OPTS)
@@ -420,7 +385,7 @@ def loops_forward(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, t
     """Chapter 6's cut-joint method for a batch (the arguments before ``q`` are a
     :class:`CutData`'s): ``q`` (B, nq), ``qd``, ``tau`` (B, nv) into ``qdd``. False if a
     state does not close the loops, a mass matrix is singular or a value is not finite."""
-    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, q_tree.shape[0])
+    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
     ok = True
     for b in range(q.shape[0]):
         if _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q[b], qd[b], tau[b],
@@ -439,14 +404,15 @@ def loops_intermediates(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q,
     order of rows (zero beyond the rows the joints have), and ``reaction`` (B, N) their
     generalized force on the tree ``H_c^T lam = A qdd_T - B``. Returns the number of rows
     per configuration (-1 where the state was refused)."""
-    N = q_tree.shape[0]
-    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, N)
+    N = v_tree.shape[0]
+    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
     rows = np.zeros(q.shape[0], dtype=np.int64)
     for b in range(q.shape[0]):
         for k in range(qd.shape[1]):
             qdd[b, k] = 0.0
-        for k in range(N):                               # A before its factorization
+        for k in range(q_tree.shape[0]):                 # A before its factorization
             lw.qT[k] = q[b, q_tree[k]]
+        for k in range(N):
             lw.qdT[k] = qd[b, v_tree[k]]
         tree_one(ints, geo, body, lw.qT, lw.qdT, H[b], lw.Bv, tw)
         rows[b] = _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q[b], qd[b],
@@ -464,7 +430,7 @@ def loops_intermediates(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q,
 def loops_reduced(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, vT, tauT, rank,
                   qddT, sv, power):
     """The reduced system's accelerations, the right-hand side of a simulation in the tree's
-    coordinates: ``qdd_T`` (N,) of ``qT``, ``vT`` (N,) with the generalized forces ``tauT``
+    coordinates: ``qdd_T`` (N,) of ``qT`` (NQ,), ``vT`` (N,) with the generalized forces ``tauT``
     (N,) on them, the cut joints' rows taken from the bodies' poses and velocities (their
     own coordinates are not needed), no closure test (a state between two projections lies
     a little off the manifold) and, for ``rank >= 0``, the rank found on the manifold (see
@@ -472,10 +438,11 @@ def loops_reduced(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, vT, 
     and the dampers' power (:func:`~mbcourse.kernels.common.damping_power`) to ``power``
     (1,); returns the number of rows, or -1 when ``A`` is not positive definite or a value
     is not finite."""
-    N = q_tree.shape[0]
-    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, N)
-    for k in range(N):
+    N = v_tree.shape[0]
+    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
+    for k in range(q_tree.shape[0]):
         lw.qT[k] = qT[k]
+    for k in range(N):
         lw.qdT[k] = vT[k]
     if not tree_one(ints, geo, body, lw.qT, lw.qdT, lw.Hm, lw.Bv, tw):
         return -1
@@ -484,7 +451,7 @@ def loops_reduced(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, vT, 
     spring_torques(ints, geo, lw.qT, lw.qdT, tauT, lw.rhs)
     for k in range(N):
         lw.rhs[k] += lw.Bv[k]
-    nc = _cut_rows(cints, tw, lw, cw)
+    nc = _cut_rows(cints, cgeo, tw, lw, cw)
     if not _tree_accelerations(nc, limits[0], rank, lw):
         return -1
     for k in range(N):
