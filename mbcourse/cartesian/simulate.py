@@ -101,6 +101,8 @@ from .. import sim as _sim
 from .. import forces as model_forces
 from .. import poses as model_poses
 from ..errors import InconsistentStateError, MbcourseError, ModelError, ShapeError
+from ..kernels import pack_absolute
+from ..kernels.absolute import absolute_rhs
 from ..sim import Trajectory
 from ..spatial import matrix_to_quat, mv, quat_multiply, quat_rate_matrix, quat_to_matrix
 from .system import (BodyStates, assemble, joint_coordinates, joint_wrenches, prepare,
@@ -395,14 +397,50 @@ def _tau_function(model, tau):
     return _sim.tau_function(model, tau)
 
 
+#: What the compiled right-hand side (:func:`mbcourse.kernels.absolute.absolute_rhs`) needs.
+COMPILED_NEEDS = ("mb.cartesian.simulate: the compiled right-hand side needs no tau, no joint "
+                  "spring, control law or load given as a callable, no prescribed base "
+                  "motion and joint kinds with chapter 2's rows; use compiled=None")
+
+
+def _compiled_rhs(model, planar, alpha, beta, k, fallback):
+    """``(f, power)``: the right-hand side on chapter 2's simulation kernel, with
+    ``fallback`` (the NumPy one) for a state the kernel declines (redundant rows: once
+    declined, the rest of the run stays in NumPy), and the dampers' power at the last
+    state ``f`` saw (``power()``, :func:`mbcourse.forces.damping_power`, NaN after the
+    fallback); None when the kernel does not apply."""
+    data = pack_absolute(model, planar, prepare(model).z_levels)
+    if data is None:
+        return None
+    gains = np.array([alpha, beta, k])
+    out = np.zeros(1)
+    memory = {"numpy": False}
+
+    def f(t, y):
+        if not memory["numpy"]:
+            y = np.ascontiguousarray(y, dtype=float)
+            dy = np.empty_like(y)
+            if absolute_rhs(*data, gains, y, dy, out):
+                return dy
+            memory["numpy"] = True
+        out[0] = np.nan                             # the NumPy route has no power here
+        return fallback(t, y)
+
+    return f, lambda: -out[0]                      # mb.forces.damping_power's sign
+
+
 def _make_rhs(model, planar, solver="dense", baumgarte=DEFAULT_BAUMGARTE, tau=None,
-              normalize=True, redundant="raise", q_ref=None):
+              normalize=True, redundant="raise", q_ref=None, compiled=None, with_power=False):
     """The right-hand side ``f(t, y)`` with everything precomputed.
 
     When the forces need the generalized state (``tau``, joint springs, generalized
     forces, loads of ``(t, q, qd)``), ``q, qd`` are recovered from the body states at every
     evaluation with the previous evaluation's ``q`` as the branch reference (so angles keep
-    their turn counts: the integrator moves a little between evaluations).
+    their turn counts: the integrator moves a little between evaluations). Otherwise, and
+    unless ``compiled`` is False, the right-hand side is chapter 2's compiled kernel (the
+    same equations, :func:`_compiled_rhs`); ``compiled=True`` refuses a model it cannot
+    run. ``with_power``: returns ``(f, power)`` (``power()`` the dampers' power at the
+    state ``f`` last saw, or None for the NumPy route).
     """
     from .solvers import SOLVERS
 
@@ -448,11 +486,17 @@ def _make_rhs(model, planar, solver="dense", baumgarte=DEFAULT_BAUMGARTE, tau=No
             dpos = np.concatenate([vel[0, :, :3], dquat], axis=-1)
         return np.concatenate([dpos.reshape(n * npos), ddX[0].ravel()])
 
-    return f
+    fast = (None if compiled is False or needs_q or prep.state_loads
+            else _compiled_rhs(model, planar, alpha, beta, k, f))
+    if compiled and fast is None:
+        raise ModelError(COMPILED_NEEDS)
+    if fast is None:
+        return (f, None) if with_power else f
+    return fast if with_power else fast[0]
 
 
 def rhs(model, t, y, *, planar=None, solver="dense", baumgarte=DEFAULT_BAUMGARTE, tau=None,
-        normalize=True, redundant="raise", q_ref=None):
+        normalize=True, redundant="raise", q_ref=None, compiled=None):
     """Time derivative ``dy/dt`` of the absolute coordinates (the ODE of the index-1 DAE).
 
     Assembles ``M ddX = F + Q^T lam``, ``Q ddX = b - 2 alpha Q dX - beta^2 g`` at the state
@@ -474,6 +518,12 @@ def rhs(model, t, y, *, planar=None, solver="dense", baumgarte=DEFAULT_BAUMGARTE
         Redundant constraint rows (see ``forward_dynamics``).
     q_ref : array_like (nq,), optional
         Branch of the angles for :func:`to_generalized` (turn counts of joint springs).
+    compiled : bool, optional
+        ``None`` (default): chapter 2's compiled kernel
+        (:func:`mbcourse.kernels.absolute.absolute_rhs`, the same equations) when the
+        forces need no generalized state (no ``tau``, joint springs, control laws or loads
+        given as callables) and the base does not move; ``False`` NumPy always; ``True``
+        refuse (``ModelError``) what the kernel cannot run.
 
     Returns
     -------
@@ -498,7 +548,7 @@ def rhs(model, t, y, *, planar=None, solver="dense", baumgarte=DEFAULT_BAUMGARTE
     if q_ref is not None:
         q_ref = model.check_q(q_ref)
     return _make_rhs(model, planar, solver, baumgarte, tau, normalize, redundant,
-                     q_ref)(float(t), y)
+                     q_ref, compiled)(float(t), y)
 
 
 # ------------------------------------------------------------------ projection
@@ -824,16 +874,20 @@ def _initial_y(model, t_span, q0, qd0, y0, planar):
     return ts[0], ts[1], y_init, np.asarray(model.check_q(q0), dtype=float)
 
 
-def _dissipating(model, f, planar, q_ref, N):
-    """``f`` with one more state: the energy the dampers dissipated (``-damping_power``)."""
+def _dissipating(model, f, planar, q_ref, N, power=None):
+    """``f`` with one more state: the energy the dampers dissipated (``-damping_power``),
+    from the compiled right-hand side's ``power()`` when it has it."""
     memory = {"q": q_ref}
 
     def g(t, y):
-        states = _states(model, y[None, :N], t, planar)
-        q, qd = joint_coordinates(model, states, memory["q"])
-        memory["q"] = q[0]
-        P = model_forces.damping_power(model, q[0], qd[0], t)
-        return np.concatenate([f(t, y[:N]), -np.atleast_1d(P)])
+        dy = f(t, y[:N])
+        P = np.nan if power is None else power()
+        if not np.isfinite(P):
+            states = _states(model, y[None, :N], t, planar)
+            q, qd = joint_coordinates(model, states, memory["q"])
+            memory["q"] = q[0]
+            P = model_forces.damping_power(model, q[0], qd[0], t)
+        return np.concatenate([dy, -np.atleast_1d(P)])
 
     return g
 
@@ -841,7 +895,7 @@ def _dissipating(model, f, planar, q_ref, N):
 def simulate(model, t_span, q0=None, qd0=None, tau=None, *, method="DOP853", rtol=1e-10,
              atol=1e-10, t_eval=None, y0=None, solver="dense", planar=None,
              baumgarte=DEFAULT_BAUMGARTE, project_initial=True, normalize=True,
-             redundant="raise", **options):
+             redundant="raise", compiled=None, **options):
     """Integrate the equations of motion in absolute coordinates (index-1 DAE).
 
     The one ``simulate`` signature of :mod:`mbcourse.sim` (``q0`` may be left out here).
@@ -877,6 +931,9 @@ def simulate(model, t_span, q0=None, qd0=None, tau=None, *, method="DOP853", rto
     normalize : bool
         Quaternion norm control (module docstring); output quaternions normalized.
     redundant : {"raise", "lstsq"}
+    compiled : bool, optional
+        The right-hand side on chapter 2's compiled kernel (as in :func:`rhs`): ``None``
+        when it applies, ``False`` NumPy, ``True`` refuse what it cannot run.
     **options
         :data:`IVP_OPTIONS` for ``scipy.integrate.solve_ivp`` (``events``,
         ``dense_output``, ``max_step``, ``first_step``); any other is refused.
@@ -899,19 +956,20 @@ def simulate(model, t_span, q0=None, qd0=None, tau=None, *, method="DOP853", rto
     _sim.refuse_options("mb.cartesian.simulate",
                         {k: v for k, v in options.items() if k not in IVP_OPTIONS},
                         ["y0", "solver", "planar", "baumgarte", "project_initial", "normalize",
-                         "redundant", *IVP_OPTIONS])
+                         "redundant", "compiled", *IVP_OPTIONS])
     _sim.check_model(model)
     planar = resolve_planar(model, planar)
     t0, t1, y_init, q_ref = _initial_y(model, t_span, q0, qd0, y0, planar)
     method, t_eval = _sim.check_method(method), _sim.check_t_eval(t_eval, t0, t1)
-    f = _make_rhs(model, planar, solver, baumgarte, tau, normalize, redundant, q_ref)
+    f, power = _make_rhs(model, planar, solver, baumgarte, tau, normalize, redundant, q_ref,
+                         compiled, with_power=True)
     initial = _residuals(model, y_init, t0, planar)
     if project_initial:
         y_init = project(model, y_init, t0, planar)
     f(t0, y_init)  # bad forces are refused here, before the integrator starts
     N, damped = y_init.size, _sim.prepare(model).damped
     npos = model.n * _sizes(planar)[0]
-    sol = _sim.integrate("mb.cartesian.simulate", _dissipating(model, f, planar, q_ref, N)
+    sol = _sim.integrate("mb.cartesian.simulate", _dissipating(model, f, planar, q_ref, N, power)
                          if damped else f, t0, t1,
                          np.concatenate([y_init, np.zeros(1)]) if damped else y_init,
                          lambda y: y[npos:N], method=method, rtol=rtol, atol=atol,
