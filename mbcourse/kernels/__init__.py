@@ -12,6 +12,8 @@ NumPy route (tests/test_kernels.py, test_kernels_chapters.py, test_kernels_joint
                               loops, the kinematics pass
 :mod:`.cartesian`             chapter 2, the chapter's rows (2.22), KKT (2.49) by Baraff's
                               ``LDL^T`` (2.55)-(2.61), the multipliers ``lam``
+:mod:`.absolute`              chapter 2's simulation: ``dy/dt`` of the absolute coordinates
+                              (rows with Baumgarte's terms, the Schur complement (2.50))
 :mod:`.tree`                  chapter 3, ``A = Phi m Phi^T`` and ``B`` (3.163)-(3.167)
 :mod:`.vereshchagin`          chapter 4, Vereshchagin's recursion (3.172)-(3.179)
 :mod:`.poisson`               chapter 4, Ivanov's sweep and block Cholesky
