@@ -57,7 +57,7 @@ import scipy.linalg
 
 from . import tree as _tree_formulation
 from .cartesian import system as _cartesian
-from .kernels import KERNELS, model_data, pack_cut, route
+from .kernels import KERNELS, model_data, pack_cut, route, with_base_motion
 from .kernels.loops import loops_reduced
 from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
@@ -771,8 +771,8 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, co
     constraints : sequence of VelocityConstraint
         User velocity rows ``a qd + a0 = 0``.
     compiled : bool, optional
-        ``None`` (default): with the default cut, no extra constraints, no joint spring on
-        a cut joint and no prescribed base motion, the compiled kernel
+        ``None`` (default): with the default cut, no extra constraints and no joint spring
+        on a cut joint, the compiled kernel
         :func:`mbcourse.kernels.loops.loops_forward` runs, on every joint kind (loads given
         as callables and control laws evaluated in Python once per configuration and
         handed in as numbers; the same equations; a state it cannot accept takes the
@@ -830,11 +830,10 @@ def _kernel_data(model, data):
     The reduced tree is packed with the Model's constant loads, spring-dampers and the
     joint springs of its own joints (the kernel evaluates them on the tree's bodies, which
     are the Model's; loads given as callables and generalized-force elements are evaluated
-    by :func:`mbcourse.kernels.route`); a joint spring on a cut joint or a prescribed base
-    motion keeps the NumPy route."""
+    by :func:`mbcourse.kernels.route`, a prescribed base motion packed by it at each call);
+    a joint spring on a cut joint keeps the NumPy route."""
     def build():
-        if (model.base_motion is not None
-                or any(s.joint.index in data.cut for s in model.joint_springs)):
+        if any(s.joint.index in data.cut for s in model.joint_springs):
             return None
         tree = model_data(_reduced_with_forces(model, data))
         if tree is None:
@@ -1421,7 +1420,8 @@ class _System:
         cut joints' coordinates) and hands a state it declines to the NumPy route."""
         if self.kernel is not None:
             qdd = np.empty(self.nv)
-            rows = loops_reduced(*self.kernel.args(), np.ascontiguousarray(qT, dtype=float),
+            args = with_base_motion(self.model, self.kernel.args(), t)
+            rows = loops_reduced(*args, np.ascontiguousarray(qT, dtype=float),
                                  np.ascontiguousarray(vT, dtype=float), self._tau,
                                  -1 if self.rank is None else self.rank, qdd, self._sv,
                                  self._power)

@@ -69,9 +69,8 @@ in Python once per configuration and added to ``tau`` (:func:`route`). Ivanov's 
 alone. Loads given as callables are evaluated in Python once per configuration too, and
 added to that configuration's packed loads. A prescribed motion of the base
 (``set_base_motion``) is evaluated once per call and packed into row 0 of ``body``
-(:data:`.common.B_BASE`) for the kernels registered with ``moving_base`` (Vereshchagin's,
-chapter 3's, the composite-body and chapter 2's kernels); chapter 6's and the sweep leave
-it to the NumPy routes.
+(:data:`.common.B_BASE`) for the kernels registered with ``moving_base`` (all but the
+sweep, which leaves it to its NumPy route).
 """
 
 from __future__ import annotations
@@ -126,7 +125,7 @@ from .common import (B_BASE, B_BODY, B_FORCE, B_LEVER, B_MOVING, B_SPRINGS, BODY
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "COMPILE_NOTE", "PARALLEL_BATCH",
            "ModelData", "Kernel", "KERNELS", "register", "route", "pack_chain", "model_data",
-           "rows_data", "AbsoluteData", "pack_absolute",
+           "rows_data", "AbsoluteData", "pack_absolute", "with_base_motion",
            "pack_cut",
            "fast_arrays", "state_arrays", "batch"]
 
@@ -383,8 +382,7 @@ def model_data(model):
 
     The kernels cover trees whose joints point away from the base; a floating body on a
     free joint is fine, and a prescribed motion of the base (``base_moves``) is taken by
-    Vereshchagin's, chapter 3's, the composite-body and chapter 2's kernels (:func:`route`
-    packs it at each call). Every kernel runs every joint kind (chapters 2 and 6's read
+    every kernel but the sweep (:func:`route` packs it at each call). Every kernel runs every joint kind (chapters 2 and 6's read
     the joints' packed rows, ``rows``), gravity, constant loads, joint springs (on joints
     whose coordinates are their speeds' integrals; chapter 6's on the joints the cut keeps),
     spring-dampers, generalized-force callables (:func:`route` adds them to ``tau``) and
@@ -554,7 +552,7 @@ def pack_cut(model, joints, tree, q_tree, v_tree, limits):
         arr.flags.writeable = False
     return loops.CutData(tree.ints, tree.geo, tree.body, *arrays, model.nv,
                          bool(model.generalized_force_elements) or tree.state_loads,
-                         tree.state_loads)
+                         tree.state_loads, model.base_motion is not None)
 
 
 class AbsoluteData(NamedTuple):
@@ -733,7 +731,7 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
                 raise ModelError(f"{what}: {entry.refusal}; use compiled=None")
             return None, None
         state = check()
-        args = _moving_base(model, args, state.t) if moving else args
+        args = with_base_motion(model, args, state.t) if moving else args
         q_, qd_, tau_ = state_arrays(state)
         tau_ += np.asarray(generalized(state), dtype=float).reshape(tau_.shape)
         out = np.zeros(qd_.shape)
@@ -749,7 +747,7 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
         return None, state
     fast = fast_arrays(data.nv, q, qd, tau, t, getattr(data, "nq", -1))
     if fast is not None:
-        args = _moving_base(model, args, t) if moving else args
+        args = with_base_motion(model, args, t) if moving else args
         out = np.zeros(fast[1].shape)
         if fast[3]:                                     # one state: the kernel directly
             if entry.function(*args, *fast[:3], out):
@@ -758,16 +756,21 @@ def route(model, kernel, q, qd, tau, t, *, what, check, compiled=None, gravity=T
             return out, None
         return None, check()            # declined; the checked arrays are these, so no rerun
     state = check()
-    args = _moving_base(model, args, state.t) if moving else args
+    args = with_base_motion(model, args, state.t) if moving else args
     out = np.zeros(state.qd.shape)
     if batch(entry.function, args, *state_arrays(state), out):
         return state.result(out, what), state
     return None, state
 
 
-def _moving_base(model, args, t):
-    """``args`` with ``body``'s row 0 holding the prescribed motion of the base at time
-    ``t`` (:data:`.common.B_BASE`), read-only like the packed arrays (one compilation)."""
+def with_base_motion(model, args, t):
+    """``args`` (a kernel's leading arguments, ``body`` third) with ``body``'s row 0
+    holding the prescribed motion of the base at time ``t`` (:data:`.common.B_BASE`),
+    read-only like the packed arrays (one compilation); for a model without one, ``args``.
+    :func:`route` calls it for the kernels registered with ``moving_base``, a simulation's
+    right-hand side at each of its times."""
+    if model.base_motion is None:
+        return args
     s = model.base_motion.state(float(t))
     body = np.array(args[2])
     body[0, B_MOVING] = 1.0
@@ -791,10 +794,10 @@ register("poisson", poisson.sweep_velocities, general=True,
 register("composite", composite.composite_forward, general=True, moving_base=True,
          refusal="the compiled composite-body tree equations need joints pointing away from "
                  "the base")
-register("loops", loops.loops_forward, pack=lambda model: None,
+register("loops", loops.loops_forward, pack=lambda model: None, moving_base=True,
          refusal="the compiled cut-joint method needs the default cut, planar=None, no extra "
-                 "constraints, cut joints whose kinds have chapter 2's rows, a fixed base and "
-                 "joint springs on uncut joints only")
+                 "constraints, cut joints whose kinds have chapter 2's rows and joint springs "
+                 "on uncut joints only")
 
 # chapter 3's and chapter 2's own kernels register "tree" and "cartesian" when imported
 from . import absolute, cartesian, tree  # noqa: E402

@@ -24,7 +24,7 @@ import numba as nb
 import numpy as np
 
 from .cartesian import joint_rows, row_workspace
-from .common import (I_NV, I_ROWS, INLINE, J_KV, J_OM, J_R, J_Z, OPTS, cholesky_factor, cross,
+from .common import (B_MOVING, I_NV, I_ROWS, INLINE, J_KV, J_OM, J_R, J_Z, OPTS, cholesky_factor, cross,
                      damping_power, finite, joint_acceleration, joint_force, joint_motion,
                      joint_workspace, lower_solve, mm3, mtv3, mv3, spring_torques,
                      upper_solve)
@@ -43,7 +43,9 @@ class CutData(NamedTuple):
     ``(rcond, tol)`` (the SVD's cut-off, the closure tolerance), the Model's ``nv`` and, as
     in :class:`~mbcourse.kernels.ModelData`, whether the Model has forces given as
     callables (``callables``; loads among them: ``state_loads``), which
-    :func:`mbcourse.kernels.route` evaluates and hands in as numbers."""
+    :func:`mbcourse.kernels.route` evaluates and hands in as numbers, and whether the base
+    moves (``base_moves``: :func:`~mbcourse.kernels.route` packs its motion into ``body``
+    at each call)."""
     ints: np.ndarray
     geo: np.ndarray
     body: np.ndarray
@@ -55,6 +57,7 @@ class CutData(NamedTuple):
     nv: int
     callables: bool = False
     state_loads: bool = False
+    base_moves: bool = False
 
     def args(self, gravity=True):
         """The kernel's leading arguments (gravity is part of the reduced tree's data)."""
@@ -104,17 +107,26 @@ def _loop_work(n1, N, NQ, cgeo):
 
 
 @nb.njit(**INLINE)
-def _centres(ints, tw, lw):
+def _centres(ints, body, tw, lw):
     """Centres of mass ``r_c = r_p + c*_pa - c*_ca`` (3.153), their velocities
-    ``v = Phi^T qd_T`` (3.163) and the closure test's scales."""
-    r, vel, N = lw.r, lw.vel, lw.qdT.shape[0]
+    ``v = Phi^T qd_T`` (3.163) (plus ``v_0 + omega_0 x (r_c - r_0)`` on a moving base, from
+    its origin ``r_0``), the base's accelerations ``X_0`` and the closure test's scales."""
+    r, vel, N, h = lw.r, lw.vel, lw.qdT.shape[0], lw.v[0]
+    moving = body[0, B_MOVING] != 0.0
+    for k in range(3):
+        r[0, k] = tw.r[0, k] if moving else 0.0
+        vel[0, k] = tw.vel[0, k] if moving else 0.0
+        lw.X[0, k], lw.X[0, 3 + k] = tw.U[0, k], tw.eps[0, k]
     scale = 1.0
     for a in range(ints.shape[0]):
         p, c = ints[a, 1], ints[a, 2]
         for k in range(3):
             r[c, k] = r[p, k] + tw.Cstar[p, a, k] - tw.Cstar[c, a, k]
             scale = max(scale, 1.0 + abs(r[c, k]))
-            s_ = 0.0
+            h[k] = r[c, k] - r[0, k]
+        cross(tw.omega[0], h, h)
+        for k in range(3):
+            s_ = vel[0, k] + h[k]
             for col in range(N):
                 s_ += tw.Jv[c, col, k] * lw.qdT[col]
             vel[c, k] = s_
@@ -349,7 +361,7 @@ def _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, tau, qdd, 
         qdT[k] = qd[v_tree[k]]
         tauT[k] = tau[v_tree[k]]
     tree_one(ints, geo, body, qT, qdT, lw.Hm, lw.Bv, tw)
-    _centres(ints, tw, lw)
+    _centres(ints, body, tw, lw)
     if not _closes(cints, cgeo, q, qd, limits[1], tw, lw):
         return -1
     spring_torques(ints, geo, qT, qdT, tauT, lw.rhs)     # tau and the joint springs
@@ -446,7 +458,7 @@ def loops_reduced(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, vT, 
         lw.qdT[k] = vT[k]
     if not tree_one(ints, geo, body, lw.qT, lw.qdT, lw.Hm, lw.Bv, tw):
         return -1
-    _centres(ints, tw, lw)
+    _centres(ints, body, tw, lw)
     power[0] = damping_power(ints, geo, body, tw.Ab, lw.r, lw.vel, tw.omega, lw.qdT, lw.v)
     spring_torques(ints, geo, lw.qT, lw.qdT, tauT, lw.rhs)
     for k in range(N):
