@@ -15,7 +15,7 @@ import pytest
 
 import mbcourse as mb
 from test_kernels_joints import every_kind, random_state
-from test_kernels_loop_joints import every_kind_loop, rssr
+from test_kernels_loop_joints import _moving, every_kind_loop, rssr
 
 
 def _close(got, want, tol, what=""):
@@ -73,6 +73,21 @@ def test_the_kernels_right_hand_side_equals_the_numpy_one(name, build, planar):
             got = mb.cartesian.rhs(model, 0.0, y_, planar=planar, baumgarte=gains,
                                    compiled=True)
             _close(got, want, 1e-12, f"{name}: shift {shift}, Baumgarte {gains}")
+
+
+@pytest.mark.parametrize("name, build, planar", [CASES[1], CASES[4], CASES[5]])
+def test_the_kernel_takes_a_prescribed_motion_of_the_base(name, build, planar):
+    """The base's pose and velocity in the rows on it, its acceleration on their
+    right-hand side: equal to the NumPy right-hand side at several times."""
+    model, q, qd = build()
+    _moving(model)
+    rng = np.random.default_rng(6)
+    for t in (0.3, 1.1):
+        y = mb.cartesian.to_absolute(model, q, qd, t=t, planar=planar)
+        y = y + 1e-3 * rng.normal(size=y.shape)
+        want = mb.cartesian.rhs(model, t, y, planar=planar, compiled=False)
+        _close(mb.cartesian.rhs(model, t, y, planar=planar, compiled=True), want, 1e-12,
+               f"{name} at t={t}")
 
 
 def test_a_simulation_on_the_kernel_equals_the_numpy_one_with_its_dissipated_energy():

@@ -101,7 +101,7 @@ from .. import sim as _sim
 from .. import forces as model_forces
 from .. import poses as model_poses
 from ..errors import InconsistentStateError, MbcourseError, ModelError, ShapeError
-from ..kernels import pack_absolute
+from ..kernels import pack_absolute, with_base_motion
 from ..kernels.absolute import absolute_rhs
 from ..sim import Trajectory
 from ..spatial import matrix_to_quat, mv, quat_multiply, quat_rate_matrix, quat_to_matrix
@@ -399,8 +399,8 @@ def _tau_function(model, tau):
 
 #: What the compiled right-hand side (:func:`mbcourse.kernels.absolute.absolute_rhs`) needs.
 COMPILED_NEEDS = ("mb.cartesian.simulate: the compiled right-hand side needs no tau, no joint "
-                  "spring, control law or load given as a callable, no prescribed base "
-                  "motion and joint kinds with chapter 2's rows; use compiled=None")
+                  "spring, control law or load given as a callable and joint kinds with "
+                  "chapter 2's rows; use compiled=None")
 
 
 def _compiled_rhs(model, planar, alpha, beta, k, fallback):
@@ -420,7 +420,7 @@ def _compiled_rhs(model, planar, alpha, beta, k, fallback):
         if not memory["numpy"]:
             y = np.ascontiguousarray(y, dtype=float)
             dy = np.empty_like(y)
-            if absolute_rhs(*data, gains, y, dy, out):
+            if absolute_rhs(*with_base_motion(model, data, t), gains, y, dy, out):
                 return dy
             memory["numpy"] = True
         out[0] = np.nan                             # the NumPy route has no power here
@@ -522,8 +522,8 @@ def rhs(model, t, y, *, planar=None, solver="dense", baumgarte=DEFAULT_BAUMGARTE
         ``None`` (default): chapter 2's compiled kernel
         (:func:`mbcourse.kernels.absolute.absolute_rhs`, the same equations) when the
         forces need no generalized state (no ``tau``, joint springs, control laws or loads
-        given as callables) and the base does not move; ``False`` NumPy always; ``True``
-        refuse (``ModelError``) what the kernel cannot run.
+        given as callables); ``False`` NumPy always; ``True`` refuse (``ModelError``) what
+        the kernel cannot run.
 
     Returns
     -------

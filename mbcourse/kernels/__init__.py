@@ -571,12 +571,13 @@ class AbsoluteData(NamedTuple):
 
 def pack_absolute(model, planar, z_levels=None):
     """:class:`AbsoluteData` of a Model in the spatial or ``planar`` form (the heights
-    ``z_levels`` (n + 1,) of the planar form), or None when the kernel does not apply: a
-    prescribed base motion, or forces that need the generalized state (joint springs,
-    control laws, loads given as callables), or a joint kind without chapter 2's rows.
-    Prepared once per model version and form."""
+    ``z_levels`` (n + 1,) of the planar form), or None when the kernel does not apply:
+    forces that need the generalized state (joint springs, control laws, loads given as
+    callables), or a joint kind without chapter 2's rows. A prescribed base motion is
+    packed at each time by :func:`with_base_motion`. Prepared once per model version and
+    form."""
     def build():
-        if (model.base_motion is not None or model.joint_springs
+        if (model.joint_springs
                 or model.generalized_force_elements
                 or any(_is_state_load(load) for load in model.loads)):
             return None

@@ -19,10 +19,12 @@ bodies' positions and quaternions or planar angles, then their velocities):
 * ``dy``: the velocities, ``dquat/dt = W(quat) w`` with the pull back to the unit sphere,
   and ``ddX``.
 
-The kernel declines (returns False) a singular complement (redundant rows, which the NumPy
-route handles by its ``redundant`` option) and a planar load that leaves the plane; the
-forces that need the generalized state (``tau``, joint springs, control laws, loads given as
-callables) and a prescribed base motion are the NumPy route's.
+A prescribed motion of the base comes in ``body``'s row 0
+(:func:`mbcourse.kernels.with_base_motion`); its acceleration moves to the right-hand side
+of the rows on it. The kernel declines (returns False) a singular complement (redundant
+rows, which the NumPy route handles by its ``redundant`` option) and a planar load that
+leaves the plane; the forces that need the generalized state (``tau``, joint springs,
+control laws, loads given as callables) are the NumPy route's.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import numba as nb
 import numpy as np
 
 from .cartesian import joint_rows, row_workspace
-from .common import (B_SPRINGS, G_ROWS, I_ROWS, OPTS, POINT_PLANE, PERPENDICULAR, R_D, R_N,
+from .common import (B_BASE, B_MOVING, B_SPRINGS, G_ROWS, I_ROWS, OPTS, POINT_PLANE, PERPENDICULAR, R_D, R_N,
                      R_PITCH, R_RHO, R_TYPE, R_U1, R_U2, R_W1, ROTATION, ROW_WIDTH, body_terms,
                      cholesky_factor, damping_power, finite, lower_solve, mtv3, mv3,
                      spring_wrenches, upper_solve)
@@ -45,13 +47,35 @@ def _dot(a, b):
 
 
 @nb.njit(**OPTS)
+def _base(body, planar, r, A, v, w, phi, ddX0):
+    """The base (row 0): at rest at the origin, or its prescribed motion from ``body``'s row
+    0 (:data:`.common.B_BASE`), with its accelerations ``ddX0`` (the angular one in its own
+    axes; ``(a_x, a_y, eps_z)`` in the planar form)."""
+    if body[0, B_MOVING] == 0.0:
+        for a in range(3):
+            A[0, a, a] = 1.0
+        return
+    for a in range(3):
+        for c in range(3):
+            A[0, a, c] = body[0, B_BASE + 3 * a + c]
+        r[0, a], v[0, a] = body[0, B_BASE + 18 + a], body[0, B_BASE + 21 + a]
+    mtv3(A[0], body[0, B_BASE + 9:B_BASE + 12], w[0])
+    phi[0] = np.arctan2(A[0, 1, 0], A[0, 0, 0])
+    if planar:
+        ddX0[0], ddX0[1] = body[0, B_BASE + 12], body[0, B_BASE + 13]
+        ddX0[2] = body[0, B_BASE + 17]
+        return
+    for a in range(3):
+        ddX0[a] = body[0, B_BASE + 12 + a]
+    mtv3(A[0], body[0, B_BASE + 15:B_BASE + 18], ddX0[3:])
+
+
+@nb.njit(**OPTS)
 def _unpack(y, planar, zlev, r, A, v, w, phi):
     """The moving bodies' centres ``r``, orientations ``A``, velocities ``v`` (inertial
-    axes) and angular velocities ``w`` (body axes) from ``y``; the base (row 0) at rest."""
+    axes) and angular velocities ``w`` (body axes) from ``y`` (rows 1 ...)."""
     n1 = r.shape[0]
     n = n1 - 1
-    for a in range(3):
-        A[0, a, a] = 1.0
     for k in range(1, n1):
         if planar:
             at, vt = 3 * (k - 1), 3 * n + 3 * (k - 1)
@@ -138,9 +162,10 @@ def _spatial_residual(kind, g, i, j, r, A, t):
 
 # ------------------------------------------------------------------ the equations
 @nb.njit(**OPTS)
-def _rows(rints, rgeo, planar, gains, r, A, v, w, phi, cw, Q, bc, body_of, t):
+def _rows(rints, rgeo, planar, gains, r, A, v, w, phi, ddX0, cw, Q, bc, body_of, t):
     """Every row as ``Q`` (nc, 2, dof) on its two bodies ``body_of`` (nc, 2) and ``bc``
-    (nc,) with Baumgarte's terms; returns the number of rows."""
+    (nc,) with Baumgarte's terms and the base's known acceleration ``ddX0`` moved to the
+    right-hand side; returns the number of rows."""
     alpha, beta = gains[0], gains[1]
     dof = 3 if planar else 6
     if not planar:
@@ -165,6 +190,9 @@ def _rows(rints, rgeo, planar, gains, r, A, v, w, phi, cw, Q, bc, body_of, t):
             gdot = 0.0
             for side in range(2):
                 k = body_of[nc, side]
+                if k == 0:
+                    for c in range(dof):
+                        b -= Q[nc, side, c] * ddX0[c]
                 for c in range(dof):
                     speed = (v[k, c] if c < 3 else w[k, c - 3]) if not planar else (
                         v[k, c] if c < 2 else w[k, 2])
@@ -284,7 +312,8 @@ def absolute_rhs(rints, rgeo, body, sgeo, zlev, planar, gains, y, dy, power):
     dof = 3 if planar else 6
     r, v, w = np.zeros((n1, 3)), np.zeros((n1, 3)), np.zeros((n1, 3))
     A, J0 = np.zeros((n1, 3, 3)), np.zeros((n1, 3, 3))
-    phi = np.zeros(n1)
+    phi, ddX0 = np.zeros(n1), np.zeros(dof)
+    _base(body, planar, r, A, v, w, phi, ddX0)
     _unpack(y, planar, zlev, r, A, v, w, phi)
     for k in range(1, n1):
         for a in range(3):
@@ -302,7 +331,7 @@ def absolute_rhs(rints, rgeo, body, sgeo, zlev, planar, gains, y, dy, power):
     Q, bc = np.zeros((most, 2, dof)), np.zeros(most)
     body_of = np.zeros((most, 2), dtype=np.int64)
     cw = row_workspace(rints.shape[0], n1)
-    nc = _rows(rints, rgeo, planar, gains, r, A, v, w, phi, cw, Q, bc, body_of, sv)
+    nc = _rows(rints, rgeo, planar, gains, r, A, v, w, phi, ddX0, cw, Q, bc, body_of, sv)
     if not _schur(nc, dof, Q, bc, body_of, Minv, F, ddX):
         return False
     n, npos = n1 - 1, (3 if planar else 7)
