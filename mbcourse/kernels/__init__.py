@@ -769,7 +769,20 @@ def with_base_motion(model, args, t):
     holding the prescribed motion of the base at time ``t`` (:data:`.common.B_BASE`),
     read-only like the packed arrays (one compilation); for a model without one, ``args``.
     :func:`route` calls it for the kernels registered with ``moving_base``, a simulation's
-    right-hand side at each of its times."""
+    right-hand side at each of its times.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> args = model_data(m).args()
+    >>> with_base_motion(m, args, 0.0) is args                # the base does not move
+    True
+    >>> _ = m.set_base_motion(position=lambda t: (0.0, 0.1 * t, 0.0), velocity=(0.0, 0.1, 0.0))
+    >>> moved = with_base_motion(m, model_data(m).args(), 2.0)
+    >>> moved[2][0, B_BASE + 18:B_BASE + 24].tolist()       # the origin's position, velocity
+    [0.0, 0.2, 0.0, 0.0, 0.1, 0.0]
+    """
     if model.base_motion is None:
         return args
     s = model.base_motion.state(float(t))

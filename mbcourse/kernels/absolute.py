@@ -25,6 +25,19 @@ of the rows on it. The kernel declines (returns False) a singular complement (re
 rows, which the NumPy route handles by its ``redundant`` option) and a planar load that
 leaves the plane; the forces that need the generalized state (``tau``, joint springs,
 control laws, loads given as callables) are the NumPy route's.
+
+Examples
+--------
+>>> import numpy as np, mbcourse as mb
+>>> from mbcourse.kernels import pack_absolute
+>>> m = mb.models.double_pendulum()
+>>> y = mb.cartesian.to_absolute(m, [0.3, -0.5], [0.2, 0.7])        # the planar form
+>>> data = pack_absolute(m, True, mb.cartesian.prepare(m).z_levels)
+>>> dy, power = np.empty_like(y), np.zeros(1)
+>>> absolute_rhs(*data, np.array([0.0, 0.0, 1.0]), y, dy, power)  # no Baumgarte terms
+True
+>>> bool(np.allclose(dy, mb.cartesian.rhs(m, 0.0, y, baumgarte=None, compiled=False)))
+True
 """
 
 from __future__ import annotations
