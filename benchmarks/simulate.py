@@ -12,7 +12,8 @@ Writes ``results/simulations.md``:
   ``sympy.physics.mechanics`` user writes: Lagrange's equations, ``lambdify``, a solve);
   every route ends at the same state (checked);
 * chapter 6's cut-joint method per call, compiled and NumPy;
-* Andrews' squeezer (``mb.loops.simulate``, compiled and NumPy right-hand sides, against the
+* Andrews' squeezer (``mb.loops.simulate`` and ``mb.cartesian.simulate``, compiled and NumPy
+  right-hand sides, against the
   test set's reference) and the stiff flyball governor (dampers) as whole simulations;
 * ``mb.symbolic`` on a six-joint spatial arm: derive, lambdify and compile times, one call
   and batched calls;
@@ -232,6 +233,17 @@ def loop_simulations():
             lines.append(f"| Andrews' squeezer to t = 0.03, rtol {tol:g} | mb.loops.simulate "
                          f"({route}) | {wall:.2f} s | {res.nfev} | {err:.1e} (angles vs the "
                          "test set) |")
+    for compiled in (True, False):                    # chapter 2: absolute coordinates
+        mb.cartesian.simulate(m, (0.0, 0.001), q0, qd0, compiled=compiled)   # warm
+        t0 = time.perf_counter()
+        res = mb.cartesian.simulate(m, (0.0, 0.03), q0, qd0, rtol=1e-7, atol=1e-8,
+                                    compiled=compiled)
+        wall = time.perf_counter() - t0
+        err = np.abs(res.q[-1, :7] - ANDREWS_REF[order]).max()
+        route = "compiled" if compiled else "NumPy"
+        lines.append(f"| Andrews' squeezer to t = 0.03, rtol 1e-7, atol 1e-8 | "
+                     f"mb.cartesian.simulate ({route}, Baumgarte) | {wall:.2f} s | "
+                     f"{res.sol.nfev} | {err:.1e} (angles vs the test set) |")
     fly = mb.models.flyball_governor()
     q0, qd0 = mb.models.flyball_governor_state(fly)
     mb.vereshchagin.simulate(fly, (0.0, 0.01), q0, qd0)
