@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 import mbcourse as mb
+from mbcourse.kernels import pack_absolute, with_base_motion
+from mbcourse.kernels.absolute import absolute_rhs
 from test_kernels_joints import every_kind, random_state
 from test_kernels_loop_joints import _moving, every_kind_loop, rssr
 
@@ -21,6 +23,17 @@ from test_kernels_loop_joints import _moving, every_kind_loop, rssr
 def _close(got, want, tol, what=""):
     scale = 1.0 + np.abs(want).max(initial=0.0)
     np.testing.assert_allclose(got, want, rtol=0, atol=tol * scale, err_msg=what)
+
+
+def _kernel(model, t, y, planar, gains):
+    """The kernel itself (no fallback): ``(accepted, dy)``."""
+    planar = mb.cartesian.system.resolve_planar(model, planar)
+    data = pack_absolute(model, planar, mb.cartesian.prepare(model).z_levels)
+    assert data is not None
+    dy = np.empty_like(y)
+    ok = absolute_rhs(*with_base_motion(model, data, t), np.array([*gains, 1.0]),
+                      np.ascontiguousarray(y), dy, np.zeros(1))
+    return ok, dy
 
 
 def _tree(seed):
@@ -70,9 +83,10 @@ def test_the_kernels_right_hand_side_equals_the_numpy_one(name, build, planar):
         for gains in ((0.0, 0.0), (3.0, 5.0)):
             want = mb.cartesian.rhs(model, 0.0, y_, planar=planar, baumgarte=gains,
                                     compiled=False)
-            got = mb.cartesian.rhs(model, 0.0, y_, planar=planar, baumgarte=gains,
-                                   compiled=True)
+            ok, got = _kernel(model, 0.0, y_, planar, gains)
+            assert ok, f"{name}: the kernel declined"
             _close(got, want, 1e-12, f"{name}: shift {shift}, Baumgarte {gains}")
+            _close(mb.cartesian.rhs(model, 0.0, y_, planar=planar, baumgarte=gains), got, 0.0)
 
 
 @pytest.mark.parametrize("name, build, planar", [CASES[1], CASES[4], CASES[5]])
@@ -86,8 +100,9 @@ def test_the_kernel_takes_a_prescribed_motion_of_the_base(name, build, planar):
         y = mb.cartesian.to_absolute(model, q, qd, t=t, planar=planar)
         y = y + 1e-3 * rng.normal(size=y.shape)
         want = mb.cartesian.rhs(model, t, y, planar=planar, compiled=False)
-        _close(mb.cartesian.rhs(model, t, y, planar=planar, compiled=True), want, 1e-12,
-               f"{name} at t={t}")
+        ok, got = _kernel(model, t, y, planar, mb.cartesian.DEFAULT_BAUMGARTE)
+        assert ok, f"{name}: the kernel declined"
+        _close(got, want, 1e-12, f"{name} at t={t}")
 
 
 def test_a_simulation_on_the_kernel_equals_the_numpy_one_with_its_dissipated_energy():
@@ -119,15 +134,24 @@ def test_what_the_kernel_cannot_run_is_named_or_left_to_numpy():
     sprung.add_joint_spring(sprung.joints[0].name, stiffness=3.0)
     with pytest.raises(mb.ModelError, match="compiled right-hand side needs"):
         mb.cartesian.rhs(sprung, 0.0, mb.cartesian.to_absolute(sprung, q, qd), compiled=True)
-    # redundant rows (the planar four-bar's spatial rows): the kernel declines, the NumPy
-    # route names them, or takes least squares
-    model, q, qd = _four_bar()
-    y = mb.cartesian.to_absolute(model, q, qd, planar=False)
+    # redundant rows (the planar four-bar's spatial rows), on the manifold and drifted off
+    # it: the kernel declines at every state, the NumPy route names them, or takes least
+    # squares
+    model = mb.models.four_bar()
+    rng = np.random.default_rng(2)
+    for theta in np.linspace(0.0, 2.0 * np.pi, 25):
+        q, qd = mb.models.four_bar_state(model, theta, 1.3)
+        y = mb.cartesian.to_absolute(model, q, qd, planar=False)
+        for y_ in (y, y + 1e-6 * rng.normal(size=y.shape)):
+            assert not _kernel(model, 0.0, y_, False, (0.0, 0.0))[0], theta
     with pytest.raises(mb.errors.SingularSystemError, match="redundant"):
         mb.cartesian.rhs(model, 0.0, y, planar=False)
     _close(mb.cartesian.rhs(model, 0.0, y, planar=False, redundant="lstsq"),
            mb.cartesian.rhs(model, 0.0, y, planar=False, redundant="lstsq", compiled=False),
            0.0)
+    # Baraff's LDL^T on a closed loop: named by the NumPy route, not run by the kernel
+    with pytest.raises(mb.errors.TopologyError, match="closed loop"):
+        mb.cartesian.rhs(model, 0.0, mb.cartesian.to_absolute(model, q, qd), solver="ldlt")
 
 
 def test_a_model_changed_after_a_call_never_gives_the_old_answer():

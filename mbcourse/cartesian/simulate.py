@@ -399,8 +399,8 @@ def _tau_function(model, tau):
 
 #: What the compiled right-hand side (:func:`mbcourse.kernels.absolute.absolute_rhs`) needs.
 COMPILED_NEEDS = ("mb.cartesian.simulate: the compiled right-hand side needs no tau, no joint "
-                  "spring, control law or load given as a callable and joint kinds with "
-                  "chapter 2's rows; use compiled=None")
+                  "spring, control law or load given as a callable, joint kinds with "
+                  "chapter 2's rows and, with solver='ldlt', no closed loop; use compiled=None")
 
 
 def _compiled_rhs(model, planar, alpha, beta, k, fallback):
@@ -486,7 +486,9 @@ def _make_rhs(model, planar, solver="dense", baumgarte=DEFAULT_BAUMGARTE, tau=No
             dpos = np.concatenate([vel[0, :, :3], dquat], axis=-1)
         return np.concatenate([dpos.reshape(n * npos), ddX[0].ravel()])
 
+    # Baraff's LDL^T has no closed loops (the NumPy route names them): no kernel for those
     fast = (None if compiled is False or needs_q or prep.state_loads
+            or (solver == "ldlt" and prep.loop_joints)
             else _compiled_rhs(model, planar, alpha, beta, k, f))
     if compiled and fast is None:
         raise ModelError(COMPILED_NEEDS)

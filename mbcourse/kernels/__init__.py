@@ -37,7 +37,7 @@ the packed constants, ``(ints, geo, body)`` of :func:`model_data` for a tree (se
 
     from . import register
     register("tree", tree_forward,
-             refusal="the compiled tree equations need ...", general=True)
+             refusal="the compiled tree equations need ...", moving_base=True)
 
 and import the module at the bottom of this file. A formulation then calls
 ``out, state = route(model, "tree", q, qd, tau, t, what="mb.tree.forward_dynamics",
@@ -116,8 +116,8 @@ _drop_stale_machine_code()
 from ..errors import ModelError, TopologyError  # noqa: E402
 from ..forces import evaluate  # noqa: E402
 from ..joints import JOINT_KINDS  # noqa: E402
-from .common import (B_BASE, B_BODY, B_FORCE, B_LEVER, B_MOVING, B_SPRINGS, BODY_COLUMNS,  # noqa: E402
-                     GENERAL, GEO_COLUMNS, S_A, S_B, S_C, S_K, S_L0, S_PA, S_PB, G_ROWS,
+from .common import (B_BASE, B_BODY, B_FORCE, B_LEVER, B_MOVING, B_SPRINGS,  # noqa: E402
+                     BODY_COLUMNS, GENERAL, GEO_COLUMNS, S_A, S_B, S_C, S_K, S_L0, S_PA, S_PB, G_ROWS,
                      G_SLIDE, G_SPEED, G_SPRING, G_TURN1, I_FRAME, I_NV, I_QUAT, I_ROWS,
                      I_SLIDE, I_TURN1, INT_COLUMNS, MAX_ROWS, OPTS, PERPENDICULAR, POINT_LINE,
                      POINT_PLANE, PRISMATIC, R_D, R_N, R_RHO, R_TYPE, REVOLUTE, ROTATION,
@@ -144,18 +144,17 @@ _PLANAR_ROW_TYPES = {"point_line": POINT_LINE, "rotation": ROTATION}
 
 
 class ModelData(NamedTuple):
-    """A tree's packed constants (:func:`model_data`): ``ints`` (m, 20), ``geo`` (m + S, 87)
+    """A tree's packed constants (:func:`model_data`): ``ints`` (m, 21), ``geo`` (m + S, 195)
     (S spring-dampers), ``body`` (n + 1, 55) (see :func:`pack_chain`), ``weightless``
     (``body`` with gravity, the loads and the spring-dampers switched off) and ``springless``
-    (``geo`` without the joint springs), the
-    numbers of speeds ``nv`` and coordinates ``nq``, ``rows``: every joint's chapter 2 rows
-    are packed (:meth:`mbcourse.joints.Joint.row_parameters`; chapters 2 and 6's kernels
-    need them, the recursions run every joint without), ``callables``: the model has generalized-force callables or loads
-    given as callables (which :func:`route` evaluates at each configuration and hands to
-    the kernel as numbers), ``state_loads``: it has loads given as callables, and
-    ``base_moves``: it has a
-    prescribed motion of the base (which :func:`route` packs at each call, for the kernels
-    registered with ``moving_base``)."""
+    (``geo`` without the joint springs), the numbers of speeds ``nv`` and coordinates
+    ``nq``, ``rows``: every joint's chapter 2 rows are packed
+    (:meth:`mbcourse.joints.Joint.row_parameters`; chapters 2 and 6's kernels need them, the
+    recursions run every joint without), ``callables``: the model has generalized-force
+    callables or loads given as callables (which :func:`route` evaluates at each
+    configuration and hands to the kernel as numbers), ``state_loads``: it has loads given
+    as callables, and ``base_moves``: it has a prescribed motion of the base (which
+    :func:`route` packs at each call, for the kernels registered with ``moving_base``)."""
     ints: np.ndarray
     geo: np.ndarray
     body: np.ndarray
@@ -179,13 +178,11 @@ class ModelData(NamedTuple):
 
 class Kernel(NamedTuple):
     """A registered kernel: its batch ``function``, the ``pack(model)`` that prepares its
-    constants (or None when it does not apply), the ``refusal`` ``compiled=True`` raises,
-    whether it runs every joint kind and force element the recursions apply (``general``)
-    and whether it takes a prescribed motion of the base (``moving_base``)."""
+    constants (or None when it does not apply), the ``refusal`` ``compiled=True`` raises and
+    whether it takes a prescribed motion of the base (``moving_base``)."""
     function: Callable
     pack: Callable
     refusal: str
-    general: bool = False
     moving_base: bool = False
 
 
@@ -193,7 +190,7 @@ class Kernel(NamedTuple):
 KERNELS: dict[str, Kernel] = {}
 
 
-def register(name, function, *, refusal, pack=None, general=False, moving_base=False):
+def register(name, function, *, refusal, pack=None, moving_base=False):
     """Register ``function`` (``kernel(*args, q, qd, tau, qdd) -> bool``) as kernel ``name``
     for :func:`route`; ``pack(model)`` prepares its leading arguments (by default
     :func:`model_data`, or None when it does not apply); ``refusal`` is the message
@@ -206,7 +203,7 @@ def register(name, function, *, refusal, pack=None, general=False, moving_base=F
     >>> KERNELS["vereshchagin"].function.__name__
     'vereshchagin_forward'
     """
-    KERNELS[name] = Kernel(function, pack or model_data, refusal, general, moving_base)
+    KERNELS[name] = Kernel(function, pack or model_data, refusal, moving_base)
     return function
 
 
@@ -367,8 +364,8 @@ def _body_array(masses, inertias, gravity, loads, S):
 
 
 def _joint_kind(j):
-    """``(kind, axis)`` of a joint: a one-coordinate kind chapters 2 and 6's kernels run, or
-    ``GENERAL`` (only the recursions, which read the joint's motion)."""
+    """``(kind, axis)`` of a joint, the label of ``ints[:, 0]``: a one-coordinate kind, or
+    ``GENERAL`` (the kernels read the joint's packed motion and rows either way)."""
     described = j.elementary_motion
     if described is not None:
         return _KINDS[described[0]], described[1]
@@ -382,13 +379,14 @@ def model_data(model):
 
     The kernels cover trees whose joints point away from the base; a floating body on a
     free joint is fine, and a prescribed motion of the base (``base_moves``) is taken by
-    every kernel but the sweep (:func:`route` packs it at each call). Every kernel runs every joint kind (chapters 2 and 6's read
-    the joints' packed rows, ``rows``), gravity, constant loads, joint springs (on joints
-    whose coordinates are their speeds' integrals; chapter 6's on the joints the cut keeps),
-    spring-dampers, generalized-force callables (:func:`route` adds them to ``tau``) and
-    loads given as callables (:func:`route` adds them to the packed loads, configuration by
-    configuration); Ivanov's sweep takes the inertia alone. The formulations run their
-    NumPy versions otherwise. Prepared once per model version.
+    every kernel but the sweep (:func:`route` packs it at each call). Every kernel runs
+    every joint kind (chapters 2 and 6's read the joints' packed rows, ``rows``), gravity,
+    constant loads, joint springs (on joints whose coordinates are their speeds' integrals;
+    chapter 6's on the joints the cut keeps), spring-dampers, generalized-force callables
+    (:func:`route` adds them to ``tau``) and loads given as callables (:func:`route` adds
+    them to the packed loads, configuration by configuration); Ivanov's sweep takes the
+    inertia alone. The formulations run their NumPy versions otherwise. Prepared once per
+    model version.
 
     Returns
     -------
@@ -442,7 +440,9 @@ def _spatial_rows(joint):
         rows = joint.row_parameters()
     except NotImplementedError:
         return None
-    return rows if all(kind in _ROW_TYPES for kind, _ in rows) else None
+    if len(rows) > MAX_ROWS or any(kind not in _ROW_TYPES for kind, _ in rows):
+        return None
+    return rows
 
 
 def _pack_loads(model):
@@ -552,7 +552,7 @@ def pack_cut(model, joints, tree, q_tree, v_tree, limits):
         arr.flags.writeable = False
     return loops.CutData(tree.ints, tree.geo, tree.body, *arrays, model.nv,
                          bool(model.generalized_force_elements) or tree.state_loads,
-                         tree.state_loads, model.base_motion is not None)
+                         tree.state_loads, model.base_motion is not None, model.nq)
 
 
 class AbsoluteData(NamedTuple):
@@ -590,7 +590,8 @@ def pack_absolute(model, planar, z_levels=None):
                 rows = j.row_parameters(planar)
             except NotImplementedError:
                 return None
-            if rows is None or any(kind not in types for kind, _ in rows):
+            if (rows is None or len(rows) > MAX_ROWS
+                    or any(kind not in types for kind, _ in rows)):
                 return None
             rints[a, 1], rints[a, 2] = j.parent, j.child
             _pack_rows(rints[a], rgeo[a], rows)
@@ -801,11 +802,11 @@ from . import composite, loops, poisson, vereshchagin  # noqa: E402
 
 _TREE_JOINTS = ("joints pointing away from the base and no prescribed base motion (a free "
                 "joint is fine)")
-register("vereshchagin", vereshchagin.vereshchagin_forward, general=True, moving_base=True,
+register("vereshchagin", vereshchagin.vereshchagin_forward, moving_base=True,
          refusal="the compiled recursion needs joints pointing away from the base")
-register("poisson", poisson.sweep_velocities, general=True,
+register("poisson", poisson.sweep_velocities,
          refusal=f"the compiled sweep needs solver='sweep', {_TREE_JOINTS}")
-register("composite", composite.composite_forward, general=True, moving_base=True,
+register("composite", composite.composite_forward, moving_base=True,
          refusal="the compiled composite-body tree equations need joints pointing away from "
                  "the base")
 register("loops", loops.loops_forward, pack=lambda model: None, moving_base=True,

@@ -21,9 +21,9 @@ bodies' positions and quaternions or planar angles, then their velocities):
 
 A prescribed motion of the base comes in ``body``'s row 0
 (:func:`mbcourse.kernels.with_base_motion`); its acceleration moves to the right-hand side
-of the rows on it. The kernel declines (returns False) a singular complement (redundant
-rows, which the NumPy route handles by its ``redundant`` option) and a planar load that
-leaves the plane; the forces that need the generalized state (``tau``, joint springs,
+of the rows on it. The kernel declines (returns False) a complement that is singular or
+nearly so (redundant rows, :data:`PIVOT_TOL`, which the NumPy route handles by its
+``redundant`` option) and a planar load that leaves the plane; the forces that need the generalized state (``tau``, joint springs,
 control laws, loads given as callables) are the NumPy route's.
 
 Examples
@@ -46,12 +46,19 @@ import numba as nb
 import numpy as np
 
 from .cartesian import joint_rows, row_workspace
-from .common import (B_BASE, B_MOVING, B_SPRINGS, G_ROWS, I_ROWS, OPTS, POINT_PLANE, PERPENDICULAR, R_D, R_N,
-                     R_PITCH, R_RHO, R_TYPE, R_U1, R_U2, R_W1, ROTATION, ROW_WIDTH, body_terms,
+from .common import (B_BASE, B_MOVING, B_SPRINGS, G_ROWS, I_ROWS, OPTS, POINT_PLANE,
+                     PERPENDICULAR, R_D, R_N, R_PITCH, R_RHO, R_TYPE, R_U1, R_U2, R_W1, ROTATION, ROW_WIDTH, body_terms,
                      cholesky_factor, damping_power, finite, lower_solve, mtv3, mv3,
                      spring_wrenches, upper_solve)
 
-__all__ = ["absolute_rhs"]
+__all__ = ["PIVOT_TOL", "absolute_rhs"]
+
+#: The Schur complement's Cholesky pivots must keep this share of their diagonal entries:
+#: a smaller one means rows that are (nearly) dependent, and the kernel declines (the
+#: NumPy route then raises or takes least squares, by its ``redundant`` option). Exactly
+#: redundant rows leave pivots of order 1e-16, a state that drifts 1e-6 off such a manifold
+#: about 1e-12; an ordinary mechanism's are of order one.
+PIVOT_TOL = 1e-8
 
 
 @nb.njit(**OPTS)
@@ -60,10 +67,11 @@ def _dot(a, b):
 
 
 @nb.njit(**OPTS)
-def _base(body, planar, r, A, v, w, phi, ddX0):
+def _base(body, r, A, v, w, ddX0):
     """The base (row 0): at rest at the origin, or its prescribed motion from ``body``'s row
     0 (:data:`.common.B_BASE`), with its accelerations ``ddX0`` (the angular one in its own
-    axes; ``(a_x, a_y, eps_z)`` in the planar form)."""
+    axes). (A model whose base moves is never in the planar form:
+    :func:`mbcourse.cartesian.resolve_planar`.)"""
     if body[0, B_MOVING] == 0.0:
         for a in range(3):
             A[0, a, a] = 1.0
@@ -72,14 +80,8 @@ def _base(body, planar, r, A, v, w, phi, ddX0):
         for c in range(3):
             A[0, a, c] = body[0, B_BASE + 3 * a + c]
         r[0, a], v[0, a] = body[0, B_BASE + 18 + a], body[0, B_BASE + 21 + a]
-    mtv3(A[0], body[0, B_BASE + 9:B_BASE + 12], w[0])
-    phi[0] = np.arctan2(A[0, 1, 0], A[0, 0, 0])
-    if planar:
-        ddX0[0], ddX0[1] = body[0, B_BASE + 12], body[0, B_BASE + 13]
-        ddX0[2] = body[0, B_BASE + 17]
-        return
-    for a in range(3):
         ddX0[a] = body[0, B_BASE + 12 + a]
+    mtv3(A[0], body[0, B_BASE + 9:B_BASE + 12], w[0])
     mtv3(A[0], body[0, B_BASE + 15:B_BASE + 18], ddX0[3:])
 
 
@@ -259,7 +261,9 @@ def _forces(body, sgeo, planar, r, A, v, w, J0, Ms, Qs, t3, sv, Minv, F, power):
 @nb.njit(**OPTS)
 def _schur(nc, dof, Q, bc, body_of, Minv, F, ddX):
     """``(Q M^-1 Q^T) lam = b - Q M^-1 F``, ``ddX = M^-1 (F + Q^T lam)`` (2.50); False if the
-    complement is not positive definite (redundant rows)."""
+    complement is not safely positive definite: a Cholesky pivot below :data:`PIVOT_TOL`
+    times its diagonal entry (rows dependent or nearly so, where the NumPy route decides by
+    its ``redundant`` option)."""
     n1 = F.shape[0]
     for k in range(1, n1):
         for a in range(dof):
@@ -298,8 +302,14 @@ def _schur(nc, dof, Q, bc, body_of, Minv, F, ddX):
                         for a in range(dof):
                             s += Q[col, q, a] * Y[row, p, a]
             S[row, col] = S[col, row] = s
+    diagonal = np.empty(nc)
+    for row in range(nc):
+        diagonal[row] = S[row, row]
     if not cholesky_factor(S):
         return False
+    for row in range(nc):
+        if S[row, row] * S[row, row] < PIVOT_TOL * diagonal[row]:
+            return False
     lower_solve(S, lam, lam)
     upper_solve(S, lam, lam)
     for row in range(nc):
@@ -325,8 +335,8 @@ def absolute_rhs(rints, rgeo, body, sgeo, zlev, planar, gains, y, dy, power):
     dof = 3 if planar else 6
     r, v, w = np.zeros((n1, 3)), np.zeros((n1, 3)), np.zeros((n1, 3))
     A, J0 = np.zeros((n1, 3, 3)), np.zeros((n1, 3, 3))
-    phi, ddX0 = np.zeros(n1), np.zeros(dof)
-    _base(body, planar, r, A, v, w, phi, ddX0)
+    phi, ddX0 = np.zeros(n1), np.zeros(6)
+    _base(body, r, A, v, w, ddX0)
     _unpack(y, planar, zlev, r, A, v, w, phi)
     for k in range(1, n1):
         for a in range(3):

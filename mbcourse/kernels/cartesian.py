@@ -59,7 +59,7 @@ import numba as nb
 import numpy as np
 
 from .common import (B_BASE, B_MOVING, G_ROWS, I_NV, I_ROWS, INLINE, J_Z, OPTS, PERPENDICULAR,
-                     POINT_PLANE, R_D, R_N, R_PITCH, R_RHO, R_TYPE, R_U1, R_U2, R_W1, ROW_WIDTH,
+                     POINT_PLANE, R_N, R_PITCH, R_RHO, R_TYPE, R_U1, R_U2, R_W1, ROW_WIDTH,
                      SCREW, centres, cholesky_factor, cross, finite, joint_acceleration,
                      joint_force, joint_motion, kinematics, mtv3, mv3, spring_torques, take,
                      workspace)
@@ -564,6 +564,6 @@ def cartesian_terms(ints, geo, body, q, qd, tau, qdd, lam):
 
 from . import register, rows_data  # noqa: E402  (the front door, mbcourse.kernels)
 
-register("cartesian", cartesian_forward, general=True, moving_base=True, pack=rows_data,
+register("cartesian", cartesian_forward, moving_base=True, pack=rows_data,
          refusal="the compiled Cartesian route needs solver='ldlt', planar=None, joints "
                  "pointing away from the base whose kinds have chapter 2's rows")

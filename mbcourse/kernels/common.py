@@ -22,7 +22,8 @@ import numba as nb
 import numpy as np
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "INLINE", "Work", "workspace",
-           "joint_workspace", "joint_motion", "body_terms", "joint_force", "joint_acceleration", "load_wrench", "spring_torques", "spring_wrenches",
+           "joint_workspace", "joint_motion", "body_terms", "joint_force", "joint_acceleration",
+           "load_wrench", "spring_torques", "spring_wrenches",
            "damping_power", "dissipation", "base_state",
            "cross", "cholesky_factor_n",
            "mv3", "mtv3", "mm3", "take",
@@ -275,8 +276,8 @@ def centres(ints, body, qd, om, rho, S, r, vel, h):
     :func:`kinematics`, for every joint kind: ``r_c = r_p + rho`` and ``v_c = v_p + w_p x
     rho + sum_j S_j qd_j`` (the linear part of (3.174)'s columns), from the base's origin
     (at rest at zero, or its prescribed motion)."""
+    moving = body[0, B_MOVING] != 0.0
     for k in range(3):
-        moving = body[0, B_MOVING] != 0.0
         r[0, k] = body[0, B_BASE + 18 + k] if moving else 0.0
         vel[0, k] = body[0, B_BASE + 21 + k] if moving else 0.0
     for i in range(ints.shape[0]):

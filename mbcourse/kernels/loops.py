@@ -24,7 +24,8 @@ import numba as nb
 import numpy as np
 
 from .cartesian import joint_rows, row_workspace
-from .common import (B_MOVING, I_NV, I_ROWS, INLINE, J_KV, J_OM, J_R, J_Z, OPTS, cholesky_factor, cross,
+from .common import (B_MOVING, I_NV, I_ROWS, INLINE, J_KV, J_OM, J_R, J_Z, OPTS,
+                     cholesky_factor, cross,
                      damping_power, finite, joint_acceleration, joint_force, joint_motion,
                      joint_workspace, lower_solve, mm3, mtv3, mv3, spring_torques,
                      upper_solve)
@@ -45,7 +46,7 @@ class CutData(NamedTuple):
     callables (``callables``; loads among them: ``state_loads``), which
     :func:`mbcourse.kernels.route` evaluates and hands in as numbers, and whether the base
     moves (``base_moves``: :func:`~mbcourse.kernels.route` packs its motion into ``body``
-    at each call)."""
+    at each call), and the Model's ``nq``."""
     ints: np.ndarray
     geo: np.ndarray
     body: np.ndarray
@@ -58,6 +59,7 @@ class CutData(NamedTuple):
     callables: bool = False
     state_loads: bool = False
     base_moves: bool = False
+    nq: int = -1
 
     def args(self, gravity=True):
         """The kernel's leading arguments (gravity is part of the reduced tree's data)."""
@@ -83,7 +85,7 @@ class _LoopWork(NamedTuple):
     qddT: np.ndarray     # (N,) the tree's accelerations
     scale: np.ndarray    # (2,) length and speed scales of the closure test
     v: np.ndarray        # (9, 3) scratch
-    t3: np.ndarray       # (2, 3, 3) scratch
+    t3: np.ndarray       # (1, 3, 3) scratch
     sv: np.ndarray       # (6 K,) the singular values of L^-1 H_c^T
     R0: np.ndarray       # (K, 3, 3) the cut joints' fixed orientations
     jw: np.ndarray       # a cut joint's own motion (common.joint_workspace)
@@ -97,7 +99,7 @@ def _loop_work(n1, N, NQ, cgeo):
                    np.empty(N), np.empty(N), np.empty((N, N)), np.empty(N),
                    np.empty((2, 6)), np.empty(6), np.empty(N), np.zeros((6 * K, N)),
                    np.zeros(6 * K), np.zeros(6 * K), np.empty(N), np.empty(2),
-                   np.empty((9, 3)), np.empty((2, 3, 3)), np.zeros(6 * K),
+                   np.empty((9, 3)), np.empty((1, 3, 3)), np.zeros(6 * K),
                    np.empty((K, 3, 3)), joint_workspace(), np.empty((6, 6)))
     for j in range(K):
         for r in range(3):
@@ -360,7 +362,8 @@ def _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, tau, qdd, 
     for k in range(N):
         qdT[k] = qd[v_tree[k]]
         tauT[k] = tau[v_tree[k]]
-    tree_one(ints, geo, body, qT, qdT, lw.Hm, lw.Bv, tw)
+    if not tree_one(ints, geo, body, qT, qdT, lw.Hm, lw.Bv, tw):
+        return -1                       # a far quaternion, a spring whose points coincide
     _centres(ints, body, tw, lw)
     if not _closes(cints, cgeo, q, qd, limits[1], tw, lw):
         return -1

@@ -429,5 +429,5 @@ def tree_terms(ints, geo, body, q, qd):
 
 from . import register  # noqa: E402  (the front door, mbcourse.kernels)
 
-register("tree", tree_forward, general=True, moving_base=True,
+register("tree", tree_forward, moving_base=True,
          refusal="the compiled tree equations need joints pointing away from the base")
