@@ -407,7 +407,8 @@ class Joint(Part):
         """Rows of the spatial form: a list of ``(type, p1, p2, p3)`` with ``type``
         ``"point_plane"`` (normal ``n`` in parent axes, child point ``rho``, offset
         ``n . parent_point``), ``"perpendicular"`` (vector ``u`` of the parent, ``w`` of
-        the child, ``cos`` of their angle) or ``"screw"`` (axis, child point, pitch = lead / 2 pi)."""
+        the child, ``cos`` of their angle) or ``"screw"`` (axis, child point, pitch = lead /
+        2 pi)."""
         raise NotImplementedError  # pragma: no cover
 
     def rows(self, planar=False):
