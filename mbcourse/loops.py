@@ -58,7 +58,7 @@ import scipy.linalg
 from . import tree as _tree_formulation
 from .cartesian import system as _cartesian
 from .kernels import KERNELS, model_data, pack_cut, route, with_base_motion
-from .kernels.loops import loops_reduced
+from .kernels.loops import loops_closure, loops_reduced
 from .errors import (InconsistentStateError, MbcourseError, ModelError, ShapeError,
                      SingularSystemError, TopologyError)
 from .graph import incidence_matrix, path_matrix, spanning_tree
@@ -1164,22 +1164,31 @@ def _lstsq(M, rhs):
     return sol
 
 
-def _newton(model, data, qT, t, free, tol, max_iter):
+def _closure(model, data, qT, t):
+    """``(f, H, f_t, scale)`` at the tree's configuration ``qT``: the loops' residuals, their
+    Jacobian in the tree's speeds, their rates at rest and ``1 + max |r|`` over the centres
+    (the NumPy route; a simulation on the compiled route uses :meth:`_System.closure`)."""
+    kin = _kinematics(model, data, _full_from_tree(model, data, qT),
+                      np.zeros((1, model.nv)), t)
+    return kin.f[0], kin.H[0], kin.fdot[0], 1.0 + np.abs(kin.states.r).max()
+
+
+def _newton(model, data, qT, t, free, tol, max_iter, closure=None):
     """Newton (Gauss–Newton, minimum-norm steps) on ``f(q_T) = 0`` moving the speeds
-    ``free`` (indices into the reduced system's speeds). Returns ``(qT, |f|, iterations)``."""
+    ``free`` (indices into the reduced system's speeds), ``closure(qT) -> (f, H, f_t,
+    scale)`` (default :func:`_closure`). Returns ``(qT, |f|, iterations)``."""
     red = data.reduced
     N = red.nv
-    qd0 = np.zeros((1, model.nv))
+    if closure is None:
+        def closure(q_):
+            return _closure(model, data, q_, t)
     for it in range(max_iter + 1):
-        q = _full_from_tree(model, data, qT)
-        kin = _kinematics(model, data, q, qd0, t)
-        f = kin.f[0]
+        f, H, _, scale = closure(qT)
         err = np.abs(f).max(initial=0.0)
-        scale = 1.0 + np.abs(kin.states.r).max()
         if err <= tol * scale or it == max_iter:
             return qT, err, it
         dv = np.zeros(N)
-        dv[free] = -_lstsq(kin.H[0][:, free], f)
+        dv[free] = -_lstsq(H[:, free], f)
         step = np.abs(dv).max(initial=0.0)
         if step > _MAX_STEP:  # a damped step far from the solution: no jump of turns
             dv *= _MAX_STEP / step
@@ -1464,16 +1473,30 @@ class _System:
             parts.append(self.dissipated(t, q, qd))
         return np.concatenate(parts)
 
+    def closure(self, qT, t):
+        """``(f, H, f_t, scale)`` of :func:`_closure`, on chapter 6's kernel when the
+        right-hand side is (:func:`mbcourse.kernels.loops.loops_closure`: the cut joints'
+        spatial rows, redundant ones included, which the minimum-norm steps tolerate), the
+        NumPy route where it declines."""
+        if self.kernel is not None:
+            rows = 6 * len(self.kernel.cints)
+            f, ft, H, scale = np.zeros(rows), np.zeros(rows), np.zeros((rows, self.nv)), \
+                np.zeros(1)
+            nc = loops_closure(*with_base_motion(self.model, self.kernel.args(), t),
+                               np.ascontiguousarray(qT, dtype=float), f, H, ft, scale)
+            if nc >= 0:
+                return f[:nc], H[:nc], ft[:nc], scale[0]
+        return _closure(self.model, self.data, qT, t)
+
     def project(self, y, t, tol=1e-13):
         """Newton on the positions, then the velocities onto ``H v = -f_t``."""
         qT = self.red.normalize_q(y[:self.nq])
-        qT_new, _, _ = _newton(self.model, self.data, qT, t, np.arange(self.nv), tol, 20)
-        q = _full_from_tree(self.model, self.data, qT_new)
-        kin = _kinematics(self.model, self.data, q, np.zeros((1, self.model.nv)), t)
+        qT_new, _, _ = _newton(self.model, self.data, qT, t, np.arange(self.nv), tol, 20,
+                               lambda q_: self.closure(q_, t))
+        _, H, ft, _ = self.closure(qT_new, t)
         vT = y[self.nq:self.nq + self.nv].copy()
-        H = kin.H[0]
         if H.shape[0]:
-            vT -= _lstsq(H, H @ vT + kin.fdot[0])
+            vT -= _lstsq(H, H @ vT + ft)
         out = y.copy()
         out[:self.nq], out[self.nq:self.nq + self.nv] = qT_new, vT
         return out, float(np.abs(qT_new - qT).max(initial=0.0))
@@ -1514,7 +1537,8 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-
         :func:`forward_dynamics` compiles, when there is no ``tau``, no Baumgarte term and
         no force given as a callable (these need the full state);
         ``False``: the NumPy route; ``True``: refuse (``ModelError``) what the kernel cannot
-        run. Projection and partitioning's Newton solves stay in NumPy.
+        run. Projection and partitioning's Newton solves take the loops' residuals and
+        Jacobian from the kernel too (:func:`mbcourse.kernels.loops.loops_closure`).
 
     Returns
     -------
@@ -1531,38 +1555,38 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, method="DOP853", rtol=1e-
     kernels already compiled)::
 
         system           tol treatment        drift   vdrift       dE   nfev      s
-        crank-slider   1e-06 none           1.1e-06  5.8e-06  1.1e-05   2072    0.2
-        crank-slider   1e-06 baumgarte      5.6e-08  2.4e-06  1.7e-06   2015    3.4
-        crank-slider   1e-06 projection     4.2e-15  1.2e-15  8.0e-06   2177    0.7
-        crank-slider   1e-06 partitioning   1.4e-13  2.9e-15  1.6e-06   2207   12.9
-        crank-slider   1e-08 none           1.9e-09  1.3e-08  2.1e-08   3074    0.4
-        crank-slider   1e-08 baumgarte      4.7e-10  9.4e-09  1.6e-08   3164    6.7
-        crank-slider   1e-08 projection     8.3e-17  1.4e-15  1.4e-08   3250    1.4
-        crank-slider   1e-08 partitioning   1.2e-13  3.2e-15  3.2e-08   3566   18.6
-        crank-slider   1e-10 none           4.0e-11  8.9e-11  4.4e-10   4889    0.4
-        crank-slider   1e-10 baumgarte      3.7e-12  1.6e-10  2.6e-10   4865    9.4
-        crank-slider   1e-10 projection     1.3e-13  1.2e-15  1.7e-10   5191    1.4
-        crank-slider   1e-10 partitioning   1.1e-13  3.0e-15  2.7e-10   5840   30.9
-        four-bar       1e-06 none           5.8e-07  7.2e-06  1.4e-06   1241    0.1
-        four-bar       1e-06 baumgarte      1.5e-07  9.5e-07  4.7e-07   1286    1.9
-        four-bar       1e-06 projection     2.4e-14  1.5e-15  1.6e-06   1305    0.6
-        four-bar       1e-06 partitioning   1.3e-13  4.6e-15  7.8e-06   1340    8.4
+        crank-slider   1e-06 none           1.1e-06  5.8e-06  1.1e-05   2072    0.3
+        crank-slider   1e-06 baumgarte      5.6e-08  2.4e-06  1.7e-06   2015    4.6
+        crank-slider   1e-06 projection     4.2e-15  1.4e-15  8.0e-06   2177    0.2
+        crank-slider   1e-06 partitioning   1.4e-13  2.8e-15  1.6e-06   2207    0.9
+        crank-slider   1e-08 none           1.9e-09  1.3e-08  2.1e-08   3074    0.3
+        crank-slider   1e-08 baumgarte      4.7e-10  9.4e-09  1.6e-08   3164    6.2
+        crank-slider   1e-08 projection     8.3e-17  1.3e-15  1.4e-08   3250    0.4
+        crank-slider   1e-08 partitioning   1.2e-13  3.1e-15  3.2e-08   3566    1.3
+        crank-slider   1e-10 none           4.0e-11  8.9e-11  4.4e-10   4889    0.5
+        crank-slider   1e-10 baumgarte      3.7e-12  1.6e-10  2.6e-10   4865    7.9
+        crank-slider   1e-10 projection     1.3e-13  1.5e-15  1.7e-10   5191    0.4
+        crank-slider   1e-10 partitioning   1.1e-13  2.9e-15  2.7e-10   5840    1.9
+        four-bar       1e-06 none           5.8e-07  7.2e-06  1.4e-06   1241    0.2
+        four-bar       1e-06 baumgarte      1.5e-07  9.5e-07  4.7e-07   1286    1.6
+        four-bar       1e-06 projection     2.4e-14  1.4e-15  1.6e-06   1305    0.2
+        four-bar       1e-06 partitioning   1.3e-13  3.8e-15  7.8e-06   1340    0.5
         four-bar       1e-08 none           2.2e-09  1.5e-08  5.3e-09   1907    0.2
-        four-bar       1e-08 baumgarte      8.4e-10  1.2e-08  3.3e-09   2105    3.8
-        four-bar       1e-08 projection     3.2e-16  2.1e-15  3.3e-09   2012    0.9
-        four-bar       1e-08 partitioning   1.3e-13  3.3e-15  7.8e-08   2147   12.6
+        four-bar       1e-08 baumgarte      8.4e-10  1.2e-08  3.3e-09   2105    2.5
+        four-bar       1e-08 projection     2.4e-16  2.0e-15  3.3e-09   2012    0.2
+        four-bar       1e-08 partitioning   1.3e-13  4.5e-15  7.8e-08   2147    0.8
         four-bar       1e-10 none           3.2e-11  9.5e-11  6.7e-11   3149    0.3
-        four-bar       1e-10 baumgarte      6.3e-12  1.1e-10  3.8e-11   3248    5.2
-        four-bar       1e-10 projection     1.3e-13  1.6e-15  5.6e-11   3333    1.2
-        four-bar       1e-10 partitioning   9.1e-14  3.9e-15  1.7e-09   3623   17.2
+        four-bar       1e-10 baumgarte      6.3e-12  1.1e-10  3.8e-11   3248    3.9
+        four-bar       1e-10 projection     1.3e-13  2.8e-15  5.6e-11   3333    0.2
+        four-bar       1e-10 partitioning   9.1e-14  5.4e-15  1.7e-09   3623    1.1
 
     Reading: projection holds the loops closed to rounding (``|f|`` <= 1e-13, ``df/dt``
-    <= 2e-15) for 3–7 % more evaluations than none, with the same energy error as the
-    plain integration, at 3–6x its wall time (the Newton projection after each step runs
-    in NumPy; the right-hand sides are compiled). Baumgarte cuts the drift 4–20x but
-    leaves it at the level of the tolerance, and its terms need the full state, so it runs
-    the NumPy right-hand side (15–25x the time of none). Partitioning also closes the
-    loops to rounding but pays a Newton solve per evaluation (45–85x the wall time of
+    <= 3e-15) for 3–7 % more evaluations than none, with the same energy error as the
+    plain integration, at about the wall time of none (0.6–1.3x; the right-hand sides and
+    the Newton projection's residuals and Jacobian are compiled). Baumgarte cuts the drift
+    4–20x but leaves it at the level of the tolerance, and its terms need the full state,
+    so it runs the NumPy right-hand side (8–21x the time of none). Partitioning also closes
+    the loops to rounding but pays a Newton solve per evaluation (2.5–4.5x the wall time of
     none), and its energy error is up to 30x larger at tight tolerances (the error control
     sees only the independent coordinates).
 
@@ -1738,19 +1762,18 @@ class _Partition:
         ind, dep = self.ind, self.dep
         qT_k = (self.qT if start is None else start).copy()
         qT_k[ind] = y[:self.k]
-        qT_k, err, _ = _newton(model, data, qT_k, tk, dep, 1e-13, 20)
+        qT_k, err, _ = _newton(model, data, qT_k, tk, dep, 1e-13, 20,
+                               lambda q_: self.system.closure(q_, tk))
         if err > 1e-9:
             raise SingularSystemError(
                 f"mb.loops.simulate: the dependent coordinates cannot be solved at "
                 f"t={tk:.6g} (residual {err:.3g}); use stabilization='projection'")
         self.qT = qT_k
-        kk = _kinematics(model, data, _full_from_tree(model, data, qT_k),
-                         np.zeros((1, model.nv)), tk)
-        H = kk.H[0]
+        _, H, ft, _ = self.system.closure(qT_k, tk)
         v = np.zeros(self.system.nv)
         v[ind] = self.speeds(y)
         if dep.size:
-            v[dep] = _lstsq(H[:, dep], -(kk.fdot[0] + H[:, ind] @ v[ind]))
+            v[dep] = _lstsq(H[:, dep], -(ft + H[:, ind] @ v[ind]))
         return qT_k, v, H
 
     def rhs(self, tk, y):

@@ -117,8 +117,8 @@ from ..errors import ModelError, TopologyError  # noqa: E402
 from ..forces import evaluate  # noqa: E402
 from ..joints import JOINT_KINDS  # noqa: E402
 from .common import (B_BASE, B_BODY, B_FORCE, B_LEVER, B_MOVING, B_SPRINGS,  # noqa: E402
-                     BODY_COLUMNS, GENERAL, GEO_COLUMNS, S_A, S_B, S_C, S_K, S_L0, S_PA, S_PB, G_ROWS,
-                     G_SLIDE, G_SPEED, G_SPRING, G_TURN1, I_FRAME, I_NV, I_QUAT, I_ROWS,
+                     BODY_COLUMNS, GENERAL, GEO_COLUMNS, S_A, S_B, S_C, S_K, S_L0, S_PA, S_PB,
+                     G_ROWS, G_SLIDE, G_SPEED, G_SPRING, G_TURN1, I_FRAME, I_NV, I_QUAT, I_ROWS,
                      I_SLIDE, I_TURN1, INT_COLUMNS, MAX_ROWS, OPTS, PERPENDICULAR, POINT_LINE,
                      POINT_PLANE, PRISMATIC, R_D, R_N, R_RHO, R_TYPE, REVOLUTE, ROTATION,
                      ROW_WIDTH, SCREW, WELD)

@@ -23,8 +23,9 @@ A prescribed motion of the base comes in ``body``'s row 0
 (:func:`mbcourse.kernels.with_base_motion`); its acceleration moves to the right-hand side
 of the rows on it. The kernel declines (returns False) a complement that is singular or
 nearly so (redundant rows, :data:`PIVOT_TOL`, which the NumPy route handles by its
-``redundant`` option) and a planar load that leaves the plane; the forces that need the generalized state (``tau``, joint springs,
-control laws, loads given as callables) are the NumPy route's.
+``redundant`` option) and a planar load that leaves the plane; the forces that need the
+generalized state (``tau``, joint springs, control laws, loads given as callables) are the
+NumPy route's.
 
 Examples
 --------
@@ -45,11 +46,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .cartesian import joint_rows, row_workspace
-from .common import (B_BASE, B_MOVING, B_SPRINGS, G_ROWS, I_ROWS, OPTS, POINT_PLANE,
-                     PERPENDICULAR, R_D, R_N, R_PITCH, R_RHO, R_TYPE, R_U1, R_U2, R_W1, ROTATION, ROW_WIDTH, body_terms,
-                     cholesky_factor, damping_power, finite, lower_solve, mtv3, mv3,
-                     spring_wrenches, upper_solve)
+from .cartesian import joint_rows, row_residual, row_workspace
+from .common import (B_BASE, B_MOVING, B_SPRINGS, G_ROWS, I_ROWS, OPTS, R_D, R_N, R_RHO,
+                     R_TYPE, ROTATION, ROW_WIDTH, body_terms, cholesky_factor, damping_power,
+                     finite, lower_solve, mtv3, mv3, spring_wrenches, upper_solve)
 
 __all__ = ["PIVOT_TOL", "absolute_rhs"]
 
@@ -59,11 +59,6 @@ __all__ = ["PIVOT_TOL", "absolute_rhs"]
 #: redundant rows leave pivots of order 1e-16, a state that drifts 1e-6 off such a manifold
 #: about 1e-12; an ordinary mechanism's are of order one.
 PIVOT_TOL = 1e-8
-
-
-@nb.njit(**OPTS)
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 @nb.njit(**OPTS)
@@ -149,32 +144,6 @@ def _planar_row(kind, g, i, j, r, A, v, w, phi, Qi, Qj):
     return -(t1 + t2 + t3), ri0 * n0 + ri1 * n1 - g[R_D]
 
 
-# ------------------------------------------------------------- spatial residuals
-@nb.njit(**OPTS)
-def _spatial_residual(kind, g, i, j, r, A, t):
-    """A spatial row's position residual: ``n . rho_i - d`` (point-plane), ``u . A_i^T A_j
-    w - c0`` (perpendicular), the screw's ``n . rho_i - d - h theta`` on the branch nearest
-    zero (:mod:`mbcourse.cartesian.constraints`)."""
-    a, b, m = t[0], t[1], t[2]
-    if kind == PERPENDICULAR:
-        mv3(A[j], g[R_RHO:R_RHO + 3], a)
-        mtv3(A[i], a, b)
-        return _dot(g[R_N:R_N + 3], b) - g[R_D]
-    mv3(A[j], g[R_RHO:R_RHO + 3], a)
-    for k in range(3):
-        a[k] += r[j, k] - r[i, k]
-    mtv3(A[i], a, b)
-    res = _dot(g[R_N:R_N + 3], b) - g[R_D]
-    if kind == POINT_PLANE:
-        return res
-    h = g[R_PITCH]
-    mv3(A[j], g[R_W1:R_W1 + 3], a)
-    mtv3(A[i], a, m)
-    res -= h * np.arctan2(_dot(m, g[R_U2:R_U2 + 3]), _dot(m, g[R_U1:R_U1 + 3]))
-    lead = 2.0 * np.pi * h
-    return res - lead * np.round(res / lead)
-
-
 # ------------------------------------------------------------------ the equations
 @nb.njit(**OPTS)
 def _rows(rints, rgeo, planar, gains, r, A, v, w, phi, ddX0, cw, Q, bc, body_of, t):
@@ -201,7 +170,7 @@ def _rows(rints, rgeo, planar, gains, r, A, v, w, phi, ddX0, cw, Q, bc, body_of,
                 for k in range(6):
                     Q[nc, 0, k], Q[nc, 1, k] = cw.Qi[a, row, k], cw.Qj[a, row, k]
                 b = cw.b[a, row]
-                res = _spatial_residual(kind, g, i, j, r, A, t) if beta != 0.0 else 0.0
+                res = row_residual(kind, g, i, j, r, A, t) if beta != 0.0 else 0.0
             gdot = 0.0
             for side in range(2):
                 k = body_of[nc, side]

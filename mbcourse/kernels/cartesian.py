@@ -59,14 +59,14 @@ import numba as nb
 import numpy as np
 
 from .common import (B_BASE, B_MOVING, G_ROWS, I_NV, I_ROWS, INLINE, J_Z, OPTS, PERPENDICULAR,
-                     POINT_PLANE, R_N, R_PITCH, R_RHO, R_TYPE, R_U1, R_U2, R_W1, ROW_WIDTH,
+                     POINT_PLANE, R_D, R_N, R_PITCH, R_RHO, R_TYPE, R_U1, R_U2, R_W1, ROW_WIDTH,
                      SCREW, centres, cholesky_factor, cross, finite, joint_acceleration,
                      joint_force, joint_motion, kinematics, mtv3, mv3, spring_torques, take,
                      workspace)
 
 __all__ = ["POINT_PLANE", "PERPENDICULAR", "SCREW", "CartesianWork", "row_workspace",
-           "joint_rows", "cartesian_workspace", "cartesian_one", "cartesian_forward",
-           "cartesian_solve", "cartesian_terms"]
+           "joint_rows", "row_residual", "cartesian_workspace", "cartesian_one",
+           "cartesian_forward", "cartesian_solve", "cartesian_terms"]
 
 
 class CartesianWork(NamedTuple):
@@ -244,6 +244,32 @@ def joint_rows(ints, geo, A, cw):
                 _perpendicular(a, row, g, i, j, A, cw)
             else:
                 _screw(a, row, g, i, j, A, cw)
+
+
+@nb.njit(**OPTS)
+def row_residual(kind, g, i, j, r, A, t):
+    """A spatial row's position residual (its packed parameters ``g``, bodies ``i``, ``j``
+    at the centres ``r`` and orientations ``A``; ``t`` (3, 3) scratch): ``n . rho_i - d``
+    (point-plane), ``u . A_i^T A_j w - c0`` (perpendicular), the screw's ``n . rho_i - d -
+    h theta`` on the branch nearest zero (:mod:`mbcourse.cartesian.constraints`)."""
+    a, b, m = t[0], t[1], t[2]
+    if kind == PERPENDICULAR:
+        mv3(A[j], g[R_RHO:R_RHO + 3], a)
+        mtv3(A[i], a, b)
+        return _dot(g[R_N:R_N + 3], b) - g[R_D]
+    mv3(A[j], g[R_RHO:R_RHO + 3], a)
+    for k in range(3):
+        a[k] += r[j, k] - r[i, k]
+    mtv3(A[i], a, b)
+    res = _dot(g[R_N:R_N + 3], b) - g[R_D]
+    if kind == POINT_PLANE:
+        return res
+    h = g[R_PITCH]
+    mv3(A[j], g[R_W1:R_W1 + 3], a)
+    mtv3(A[i], a, m)
+    res -= h * np.arctan2(_dot(m, g[R_U2:R_U2 + 3]), _dot(m, g[R_U1:R_U1 + 3]))
+    lead = 2.0 * np.pi * h
+    return res - lead * np.round(res / lead)
 
 
 # ---------------------------------------------------------- bodies and forces

@@ -23,15 +23,16 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from .cartesian import joint_rows, row_workspace
-from .common import (B_MOVING, I_NV, I_ROWS, INLINE, J_KV, J_OM, J_R, J_Z, OPTS,
+from .cartesian import joint_rows, row_residual, row_workspace
+from .common import (B_MOVING, G_ROWS, I_NV, I_ROWS, INLINE, J_KV, J_OM, J_R, J_Z, OPTS,
+                     R_TYPE, ROW_WIDTH,
                      cholesky_factor, cross,
                      damping_power, finite, joint_acceleration, joint_force, joint_motion,
                      joint_workspace, lower_solve, mm3, mtv3, mv3, spring_torques,
                      upper_solve)
 from .tree import tree_one, tree_workspace
 
-__all__ = ["CutData", "loops_forward", "loops_intermediates", "loops_reduced"]
+__all__ = ["CutData", "loops_forward", "loops_intermediates", "loops_reduced", "loops_closure"]
 
 
 class CutData(NamedTuple):
@@ -474,3 +475,44 @@ def loops_reduced(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, vT, 
     for k in range(sv.shape[0]):
         sv[k] = lw.sv[k]
     return nc if finite(qddT) else -1
+
+
+@nb.njit(**OPTS)
+def loops_closure(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, f, H, ft, scale):
+    """How far the tree's configuration ``qT`` (NQ,) is from closing the loops, for the
+    Newton projection of a simulation: the cut joints' rows' position residuals ``f``
+    (chapter 2's functions, :func:`~mbcourse.kernels.cartesian.row_residual`), their
+    Jacobian in the tree's speeds ``H`` (the rows ``H_c`` of (3.188)) and their rates at
+    rest ``ft`` (nonzero only when the base moves), written to the first ``nc`` entries of
+    ``f`` (6 K,), ``H`` (6 K, N), ``ft`` (6 K,); ``scale[0] = 1 + max |r|`` over the
+    centres. Returns ``nc``, or -1 when the tree's kernel declines the configuration."""
+    N = v_tree.shape[0]
+    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
+    for k in range(q_tree.shape[0]):
+        lw.qT[k] = qT[k]
+    for k in range(N):
+        lw.qdT[k] = 0.0
+    if not tree_one(ints, geo, body, lw.qT, lw.qdT, lw.Hm, lw.Bv, tw):
+        return -1
+    _centres(ints, body, tw, lw)
+    nc = _cut_rows(cints, cgeo, tw, lw, cw)
+    row = 0
+    for j in range(cints.shape[0]):
+        p, c = cints[j, 1], cints[j, 2]
+        for r in range(cints[j, I_ROWS]):
+            g = cgeo[j, G_ROWS + ROW_WIDTH * r:G_ROWS + ROW_WIDTH * (r + 1)]
+            f[row] = row_residual(int(g[R_TYPE]), g, p, c, lw.r, tw.Ab, lw.v)
+            s_ = 0.0
+            for k in range(3):
+                s_ += (cw.Qi[j, r, k] * lw.vel[p, k] + cw.Qj[j, r, k] * lw.vel[c, k]
+                       + cw.Qi[j, r, 3 + k] * cw.w[p, k] + cw.Qj[j, r, 3 + k] * cw.w[c, k])
+            ft[row] = s_
+            for col in range(N):
+                H[row, col] = lw.Hc[row, col]
+            row += 1
+    big = 0.0
+    for b in range(lw.r.shape[0]):
+        for k in range(3):
+            big = max(big, abs(lw.r[b, k]))
+    scale[0] = 1.0 + big
+    return nc
