@@ -1734,9 +1734,7 @@ class _Partition:
 
     def __init__(self, system, t, qT, cond_limit):
         model, data = system.model, system.data
-        kin = _kinematics(model, data, _full_from_tree(model, data, qT),
-                          np.zeros((1, model.nv)), t)
-        self.dep, self.ind = _partition(kin.H[0])
+        self.dep, self.ind = _partition(_closure(model, data, qT, t)[1])
         self.names = [model.qd_names[int(data.v_tree[i])] for i in self.ind]
         self.system, self.qT, self.cond_limit = system, qT.copy(), cond_limit
         self.k = self.ind.size

@@ -194,9 +194,8 @@ def register(name, function, *, refusal, pack=None, moving_base=False):
     """Register ``function`` (``kernel(*args, q, qd, tau, qdd) -> bool``) as kernel ``name``
     for :func:`route`; ``pack(model)`` prepares its leading arguments (by default
     :func:`model_data`, or None when it does not apply); ``refusal`` is the message
-    ``compiled=True`` raises when it does not apply; ``general``: the kernel runs every joint
-    kind (it reads the joints' packed motion); ``moving_base``: it reads a prescribed motion
-    of the base from ``body``'s row 0 (:data:`.common.B_BASE`).
+    ``compiled=True`` raises when it does not apply; ``moving_base``: it reads a prescribed
+    motion of the base from ``body``'s row 0 (:data:`.common.B_BASE`).
 
     Examples
     --------
