@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import warnings
 
 import numpy as np
 
-from .errors import ModelError, ShapeError
+from .errors import InertiaWarning, ModelError, ShapeError
 from .joints import Part, as_array, frozen, vector
 from .spatial import is_rotation, vee
 
@@ -49,8 +50,13 @@ def positive(value, what, allow_zero=False):
     return value
 
 
-def inertia_tensor(value, body):
-    """A checked central inertia tensor (3x3, or 3 principal moments) of ``body``."""
+def inertia_tensor(value, body, strict=True):
+    """A checked central inertia tensor (3x3, or 3 principal moments) of ``body``:
+    symmetric and positive semi-definite (a point mass has none, a massless link may have
+    none). Principal moments that violate the triangle inequality (no rigid body has them)
+    are refused, or with ``strict=False`` accepted with an
+    :class:`~mbcourse.errors.InertiaWarning` naming the body and the inequality (robot files
+    in the wild have them, and their mass matrix may still be positive definite)."""
     what = f"body {body!r}: inertia"
     if np.iscomplexobj(as_array(value, what, "a 3x3 tensor or 3 principal moments")):
         raise ShapeError(f"{what} must be real, got complex {value!r}")
@@ -73,17 +79,19 @@ def inertia_tensor(value, body):
         raise ModelError(f"{what} must be symmetric, got {J.tolist()}")
     J = 0.5 * (J + J.T)
     moments = np.linalg.eigvalsh(J)
-    if moments[0] <= 1e-12 * scale:
+    if moments[0] < -(1e-12 * scale + 1e-15):     # round-off, or -5e-20 in a robot file
         raise ModelError(
-            f"{what} must be positive definite; its principal moments are "
-            f"{np.round(moments, 12).tolist()}"
+            f"{what} must be positive semi-definite (zero for a point mass); its principal "
+            f"moments are {np.round(moments, 12).tolist()}"
         )
     a, b, c = moments
-    if c > a + b + 1e-9 * scale:
-        raise ModelError(
-            f"{what} violates the triangle inequality of principal moments "
-            f"({c:g} > {a:g} + {b:g}): no rigid body has this inertia"
-        )
+    if c > a + b + 1e-9 * scale + 1e-15:
+        message = (f"{what} violates the triangle inequality of principal moments "
+                   f"({c:g} > {a:g} + {b:g}): no rigid body has this inertia")
+        if strict:
+            raise ModelError(message)
+        warnings.warn(message + "; loaded as given (strict=True refuses it)", InertiaWarning,
+                      stacklevel=3)
     return frozen(J)
 
 
@@ -144,7 +152,8 @@ class _Element(Part):
 
 # ------------------------------------------------------------------------- bodies
 class Body(_Element):
-    """A rigid body: name, index (1..n), mass and central inertia in body axes.
+    """A rigid body: name, index (1..n), mass and central inertia in body axes (a mass of
+    zero, or an inertia of zero, is allowed: a massless link, a point mass).
 
     ``mass`` and ``inertia`` may be reassigned (validated as in :meth:`Model.add_body`).
     """
@@ -159,7 +168,7 @@ class Body(_Element):
         if self.index == 0:
             raise ModelError(f"body {self.name!r} is the base: it has no {attr}")
         if attr == "mass":
-            return positive(value, f"body {self.name!r}: mass")
+            return positive(value, f"body {self.name!r}: mass", allow_zero=True)
         return inertia_tensor(value, self.name)
 
     def __repr__(self):

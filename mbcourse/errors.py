@@ -17,7 +17,7 @@ Examples
 >>> model.add_body("arm", mass=-1.0, inertia=[1.0, 1.0, 1.0])
 Traceback (most recent call last):
 ...
-mbcourse.errors.ModelError: body 'arm': mass must be a positive finite number, got -1.0
+mbcourse.errors.ModelError: body 'arm': mass must be a non-negative finite number, got -1.0
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ __all__ = [
     "SingularSystemError",
     "InconsistentStateError",
     "IntegrationError",
+    "InertiaWarning",
     "STOPPED_HINT",
 ]
 
@@ -41,9 +42,25 @@ class MbcourseError(Exception):
 class ModelError(MbcourseError, ValueError):
     """A body, joint, force or parameter of a model is invalid.
 
-    Examples: a non-positive mass, an inertia tensor that is not symmetric
-    positive definite or violates the triangle inequality, a zero joint axis,
+    Examples: a negative mass, an inertia tensor that is not symmetric
+    positive semi-definite or violates the triangle inequality, a zero joint axis,
     an unknown joint kind, a duplicate name.
+    """
+
+
+class InertiaWarning(UserWarning):
+    """A body's inertia no rigid body can have (its principal moments violate the triangle
+    inequality), accepted because the caller asked for it (``strict=False``: robot files
+    in the wild have such inertias; their mass matrix may still be positive definite).
+
+    Examples
+    --------
+    >>> import warnings, mbcourse as mb
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = mb.Model().add_body("link", 1.0, [1.0, 1.0, 3.0], strict=False)
+    >>> print(caught[0].message)
+    body 'link': inertia violates the triangle inequality of principal moments (3 > 1 + 1): no rigid body has this inertia; loaded as given (strict=True refuses it)
     """
 
 

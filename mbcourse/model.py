@@ -125,7 +125,7 @@ from . import summary as _summary
 from . import topology as _topology
 from .elements import (BaseMotion, Body, GeneralizedForce, JointSpring, Load, Spring,
                        inertia_tensor, positive, state_function)
-from .errors import ModelError, TopologyError
+from .errors import InertiaWarning, ModelError, TopologyError
 from .joints import (JOINT_KINDS, QUATERNION_TOL, Joint, frozen, joint_parameters,
                      rotation_matrix, vector)
 from .state import State
@@ -298,8 +298,10 @@ class Model:
         """
         drop = {self._joints[self._joint_number(c, "cut")].index for c in cut}
         new = Model(gravity=self.gravity, base=self._bodies[0].name)
-        for b in self._bodies[1:]:
-            new.add_body(b.name, b.mass, b.inertia)
+        with warnings.catch_warnings():        # the bodies were checked (and warned about) once
+            warnings.simplefilter("ignore", InertiaWarning)
+            for b in self._bodies[1:]:
+                new.add_body(b.name, b.mass, b.inertia, strict=False)
         for j in self._joints:
             if j.index in drop:
                 continue
@@ -352,7 +354,7 @@ class Model:
         return tuple(self._generalized_forces)
 
     # -------------------------------------------------------------- building
-    def add_body(self, name, mass, inertia):
+    def add_body(self, name, mass, inertia, *, strict=True):
         """Add a rigid body; returns the :class:`Body`.
 
         Parameters
@@ -360,10 +362,29 @@ class Model:
         name : str
             Unique name.
         mass : float
-            Positive mass.
+            Mass, non-negative (zero: a massless link, as robot files have).
         inertia : array_like, shape (3, 3) or (3,)
             Central inertia tensor in body axes (or its three principal moments): symmetric,
-            positive definite, satisfying the triangle inequality.
+            positive semi-definite (zero: a point mass), satisfying the triangle inequality.
+        strict : bool
+            ``False``: an inertia that violates the triangle inequality (no rigid body has
+            it) is accepted with an :class:`~mbcourse.errors.InertiaWarning` instead of
+            refused (:func:`mbcourse.urdf.load` does this for robot files).
+
+        Notes
+        -----
+        The O(n) recursions and the tree equations need only a positive-definite mass
+        matrix, which a massless link or a point mass can keep (the links after them carry
+        the mass); chapter 2's absolute coordinates need every body's own inertia positive
+        definite and say so, naming the body. A joint that moves no mass at all is named
+        when a formulation meets it (``SingularSystemError``).
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.Model()
+        >>> m.add_body("frame", 0.0, [0.0, 0.0, 0.0])        # a massless link
+        Body('frame', index=1, mass=0.0)
         """
         if not isinstance(name, str) or not name:
             raise ModelError(f"a body needs a non-empty string name, got {name!r}")
@@ -372,8 +393,9 @@ class Model:
                 f"body {name!r} already exists (body names must be unique; "
                 f"existing: {list(self._body_index)})"
             )
-        body = Body(name, len(self._bodies), positive(mass, f"body {name!r}: mass"),
-                    inertia_tensor(inertia, name), self)
+        body = Body(name, len(self._bodies),
+                    positive(mass, f"body {name!r}: mass", allow_zero=True),
+                    inertia_tensor(inertia, name, strict=strict), self)
         self._bodies.append(body)
         self._body_index[name] = body.index
         self._touch()

@@ -66,10 +66,11 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .errors import ModelError
+from .errors import InertiaWarning, ModelError
 from .model import Model
 
-__all__ = ["load", "robot", "robot_path", "ROBOTS", "link_pose", "rpy_matrix"]
+__all__ = ["load", "robot", "robot_path", "ROBOTS", "link_pose", "rpy_matrix",
+           "example_robot_data"]
 
 _ROBOT_DIR = pathlib.Path(__file__).parent / "robots"
 
@@ -88,7 +89,35 @@ def robot_path(name):
     return _ROBOT_DIR / ROBOTS[name]
 
 
-def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81)):
+def example_robot_data():
+    """The ``robots`` folder of the ``example-robot-data`` package (69 URDF files of real
+    robots, with their meshes) when it is installed, else None. It is found from the
+    package's installed files, without importing it (its Python module needs Pinocchio;
+    ``pip install --no-deps example-robot-data`` brings the files alone).
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> folder = mb.urdf.example_robot_data()
+    >>> folder is None or (folder / "ur_description" / "urdf" / "ur5_robot.urdf").is_file()
+    True
+    """
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("example-robot-data")
+    except metadata.PackageNotFoundError:
+        return None
+    for file in dist.files or ():
+        parts = file.parts
+        if "example-robot-data" in parts and parts[-1].endswith(".urdf"):
+            head = parts[:parts.index("example-robot-data") + 1]
+            folder = pathlib.Path(dist.locate_file(pathlib.PurePosixPath(*head))) / "robots"
+            return folder if folder.is_dir() else None
+    return None
+
+
+def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False):
     """A shipped robot as a Model: ``"panda"`` (9 joints) or ``"so100"`` (6 joints).
 
     See :func:`load` for the arguments.
@@ -100,7 +129,7 @@ def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81)):
     >>> [j.name for j in arm.joints]
     ['shoulder_pan', 'shoulder_lift', 'elbow_flex', 'wrist_flex', 'wrist_roll', 'gripper']
     """
-    return load(robot_path(name), floating_base=floating_base, gravity=gravity)
+    return load(robot_path(name), floating_base=floating_base, gravity=gravity, strict=strict)
 
 
 # ----------------------------------------------------------------- small geometry
@@ -315,13 +344,21 @@ def _robot(root, origin):
             raise ModelError(f"{origin}: a <link> has no name attribute")
         if name in links:
             raise ModelError(f"{origin}: link {name!r} is defined twice")
-        links[name] = _Link(element)
+        links[name] = _in_file(origin, _Link, element)
     if not links:
         raise ModelError(f"{origin}: the file defines no <link>")
     joints = []
     for element in root.findall("joint"):  # direct children only (not <transmission>'s)
-        joints.append(_Joint(element, links))
+        joints.append(_in_file(origin, _Joint, element, links))
     return root.get("name", ""), origin, links, joints
+
+
+def _in_file(origin, parse, *args):
+    """``parse(*args)`` with the file named in its ``ModelError``."""
+    try:
+        return parse(*args)
+    except ModelError as exc:
+        raise ModelError(f"{origin}: {exc}") from None
 
 
 # ----------------------------------------------------------------- the tree
@@ -360,8 +397,8 @@ def _tree(links, joints, origin):
 def _composite(parts):
     """Mass, centre and central inertia of point-placed parts ``(m, c, I)``."""
     mass = sum(m for m, _, _ in parts)
-    if mass <= 0.0:
-        return 0.0, np.zeros(3), np.zeros((3, 3))
+    if mass <= 0.0:         # massless: a rotational inertia (if any) is the same about any point
+        return 0.0, np.array(parts[0][1], dtype=float), sum(I for _, _, I in parts)
     centre = sum(m * c for m, c, _ in parts) / mass
     inertia = np.zeros((3, 3))
     for m, c, I in parts:
@@ -370,7 +407,7 @@ def _composite(parts):
     return mass, centre, inertia
 
 
-def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
+def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False):
     """Read a URDF robot into a :class:`~mbcourse.Model`.
 
     Parameters
@@ -379,9 +416,15 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
         A URDF file, or URDF text (a string starting with ``<``).
     floating_base : bool
         ``False``: the root link is the ground (named as in the file). ``True``: the root
-        link is a body on a free joint ``root_joint`` from a ground named ``"world"``.
+        link is a body on a free joint ``root_joint`` from a ground named ``"world"``
+        (``"universe"`` if the root link is itself called ``"world"``).
     gravity : array_like, shape (3,)
         Gravity in the root link's axes (URDF robots stand on z up).
+    strict : bool
+        ``False`` (default): an inertia no rigid body can have (principal moments that
+        violate the triangle inequality, as in several published robot files) is loaded
+        with an :class:`~mbcourse.errors.InertiaWarning` naming the file, the link and the
+        inequality. ``True``: refused (``ModelError``).
 
     Returns
     -------
@@ -395,7 +438,18 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
     ModelError
         Naming the file, link or joint: an empty path, a directory or a missing file,
         malformed XML, a root element other than ``<robot>``, unknown links, two roots or a
-        cycle, planar joints, a moving link without mass; ``floating_base`` not a bool.
+        cycle, planar joints, a negative mass, an inertia that is not positive
+        semi-definite (or, with ``strict=True``, one no rigid body can have);
+        ``floating_base`` not a bool.
+
+    Notes
+    -----
+    Links without mass (robot files build a spherical hip of three revolute joints with
+    two massless links between them) and links with mass but no inertia (point masses)
+    load as bodies of that mass and inertia. The O(n) recursion, the tree equations,
+    Ivanov's sweep, the cut-joint method and chapter 2's dense KKT solve need only a
+    positive-definite mass matrix; ``mb.cartesian`` with ``solver="schur"`` or ``"ldlt"``
+    needs every body's own inertia positive definite and names the body that lacks it.
 
     Examples
     --------
@@ -413,15 +467,18 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81)):
     >>> mb.vereshchagin.forward_dynamics(m, [0.3], [0.0]).round(6)   # -m g l sin q / (I + m l^2)
     array([-4.141505])
     """
-    if not isinstance(floating_base, (bool, np.bool_)):
-        raise ModelError(f"floating_base must be True or False, got {floating_base!r}")
+    for flag, value in (("floating_base", floating_base), ("strict", strict)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ModelError(f"{flag} must be True or False, got {value!r}")
     name, origin, links, joints = _parse(source)
     root, order, parent_joint = _tree(links, joints, origin)
     owner = _owners(order, root, parent_joint)
-    ground = "world" if floating_base else root
+    # the ground of a floating robot is "world", or Pinocchio's "universe" when the file
+    # calls its root link "world" (the UR arms and the Z1 do)
+    ground = ("world" if root != "world" else "universe") if floating_base else root
     model = Model(gravity=gravity, base=ground)
     centre = _add_bodies(model, _composites(order, owner, links), order, owner, parent_joint,
-                         root, floating_base, origin)
+                         root, floating_base, origin, strict=bool(strict))
     if floating_base:
         model.add_joint("root_joint", "free", ground, root, child_point=-centre[root])
     mimics = _add_joints(model, order, owner, parent_joint, centre)
@@ -465,21 +522,34 @@ def _composites(order, owner, links):
     return {body: _composite(items) for body, items in parts.items()}
 
 
-def _add_bodies(model, composite, order, owner, parent_joint, root, floating_base, origin):
-    """Add the moving bodies; their centres of mass in link axes (zero for the ground)."""
+def _add_bodies(model, composite, order, owner, parent_joint, root, floating_base, origin,
+                strict=False):
+    """Add the moving bodies; their centres of mass in link axes (zero for the ground). A
+    body without mass (a "virtual" link) or without inertia (a point mass) is added as it
+    is: the recursions and the tree equations need only the mass matrix positive definite,
+    and a joint that moves no mass at all is named when a formulation meets it."""
     centre = {}
     bodies = [root] if floating_base else []
     bodies += [link for link in order if link != root and owner[link][0] == link]
     for body in bodies:
         mass, c, inertia = composite[body]
-        j = parent_joint.get(body)
-        if mass <= 0.0:
-            moved = f"moved by joint {j.name!r}" if j is not None else "the floating base"
-            raise ModelError(
-                f"{origin}: link {body!r} ({moved}) has no mass, with the links fixed to it; "
-                "every moving body of the Model needs a positive mass and inertia "
-                "(add an <inertial> or make the joint fixed)")
-        model.add_body(body, mass, inertia)
+        merged = [link for link in order if owner[link][0] == body and link != body]
+        element = (f"link {body!r} <inertial>" if not merged else
+                   f"link {body!r} <inertial> (with the links fixed to it: {merged})")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", InertiaWarning)
+            try:
+                model.add_body(body, mass, inertia, strict=strict)
+            except ModelError as exc:
+                raise ModelError(f"{origin}: {element}: "
+                                 f"{str(exc).removeprefix(f'body {body!r}: ')}") from None
+        for w in caught:
+            if issubclass(w.category, InertiaWarning):
+                text = str(w.message).removeprefix(f"body {body!r}: ")
+                warnings.warn(f"{origin}: {element}: {text}", InertiaWarning,
+                              stacklevel=3)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         centre[body] = c
     if not floating_base:
         centre[root] = np.zeros(3)

@@ -116,7 +116,7 @@ def test_what_cannot_change_is_refused_with_a_named_error():
         model.joint("j1").parent = 2
     with pytest.raises(ModelError, match=r"body 'b1': 'name' cannot be changed"):
         model.body("b1").name = "x"
-    with pytest.raises(ModelError, match=r"body 'b1': mass must be a positive"):
+    with pytest.raises(ModelError, match=r"body 'b1': mass must be a non-negative"):
         model.body("b1").mass = -1.0
     with pytest.raises(ModelError, match=r"joint 'j1': axis must be a nonzero"):
         model.joint("j1").axis = (0, 0, 0)

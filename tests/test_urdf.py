@@ -217,14 +217,14 @@ def test_the_panda_mimic_finger_is_reported():
     (lambda s: s.replace('<child link="b"/>', '<child link="c"/>'), "link 'c' is not defined"),
     (lambda s: s.replace('<child link="b"/>', '<child link="a"/>'),
      "link 'a' is the child of two joints"),
-    (lambda s: s.replace('<mass value="1"/>', '<mass value="0"/>'),
-     "link 'b' \\(moved by joint 'j2'\\) has no mass"),
     (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="0 0 0"/>'),
      "joint 'j2': <axis xyz> must be a nonzero"),
     (lambda s: s.replace('xyz="0.4 0 0"', 'xyz="0.4 0"'), "joint 'j2' <origin>: xyz"),
     (lambda s: s.replace('</robot>', '<link name="stray"/></robot>'), "one root link"),
-    (lambda s: s.replace('ixx="0.02" iyy="0.03" izz="0.04"', 'ixx="0.02" iyy="0.03" izz="0.09"'),
-     "body 'a': inertia violates the triangle inequality"),
+    (lambda s: s.replace('ixx="0.02" iyy="0.03" izz="0.04"', 'ixx="0.02" iyy="0.03" izz="-0.04"'),
+     "<string>: link 'a' <inertial>: inertia must be positive semi-definite"),
+    (lambda s: s.replace('<mass value="1"/>', '<mass value="-1"/>'),
+     "<string>: link 'b': negative mass"),
     (lambda s: s.replace("</robot>", ""), "not well-formed XML"),
     (lambda s: s.replace("<robot", "<robo").replace("</robot>", "</robo>"),
      "needs <robot>"),
@@ -232,6 +232,33 @@ def test_the_panda_mimic_finger_is_reported():
 def test_bad_files_name_the_link_or_joint(edit, message):
     with pytest.raises(ModelError, match=message):
         mb.urdf.load(edit(URDF))
+
+
+def test_an_impossible_inertia_warns_and_strict_refuses_it():
+    """Principal moments that violate the triangle inequality (as published robot files
+    have): loaded with a warning naming the file, the link and the inequality; refused
+    with ``strict=True``."""
+    text = URDF.replace('ixx="0.02" iyy="0.03" izz="0.04"', 'ixx="0.02" iyy="0.03" izz="0.09"')
+    with pytest.warns(mb.errors.InertiaWarning,
+                      match=r"<string>: link 'a' <inertial>: inertia violates the triangle "
+                            r"inequality of principal moments \(0\.09 > .*strict=True"):
+        m = mb.urdf.load(text)
+    assert np.linalg.eigvalsh(m.body("a").inertia)[-1] == pytest.approx(0.09, rel=1e-3)
+    with pytest.raises(ModelError, match=r"<string>: link 'a' <inertial>: inertia violates"):
+        mb.urdf.load(text, strict=True)
+    with pytest.raises(ModelError, match="strict must be True or False"):
+        mb.urdf.load(text, strict="yes")
+
+
+def test_a_massless_link_loads_and_a_joint_that_moves_no_mass_is_named():
+    """A link without mass is a body of mass zero (robot files use them to build
+    spherical hips); here it ends the chain on a prismatic joint, so no mass moves along
+    that joint and the formulations name it."""
+    m = mb.urdf.load(URDF.replace('<mass value="1"/>', '<mass value="0"/>'))
+    assert m.body("b").mass == 0.0
+    for fd in (mb.vereshchagin.forward_dynamics, mb.tree.forward_dynamics):
+        with pytest.raises(mb.errors.SingularSystemError, match="j2"):
+            fd(m, [0.1, 0.0], [0.0, 0.0])
 
 
 def test_missing_file_and_unknown_robot_and_link():

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ..errors import InconsistentStateError, SingularSystemError, TopologyError
+from ..errors import InconsistentStateError, ModelError, SingularSystemError, TopologyError
 
 __all__ = ["solve_dense", "solve_schur", "solve_ldlt", "redundancy", "kkt_blocks", "fill_in",
            "block_pattern", "tree_order", "SOLVERS"]
@@ -80,7 +80,43 @@ def _check_solution(model, eq, ddX, lam):
     return ddX, lam
 
 
-def _minv(eq):
+def definite_bodies(model, eq, what):
+    """Refuse (``ModelError``, naming the body) a body whose own mass block ``M_k`` is not
+    positive definite: a massless link or a point mass. The dense KKT solve carries it (the
+    rows hold it to bodies with mass), but ``what`` inverts or eliminates each ``M_k``
+    first. The O(n) recursions and the tree equations need only a positive-definite mass
+    matrix of the whole system.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> m = mb.models.double_pendulum()
+    >>> m.bodies[2].mass = 0.0                          # a massless second rod
+    >>> eq = mb.cartesian.equations(m, [0.3, 0.2], [0.0, 0.0], planar=False)
+    >>> definite_bodies(m, eq, "solver='schur'")
+    Traceback (most recent call last):
+    ...
+    mbcourse.errors.ModelError: mb.cartesian with solver='schur' needs every body's own inertia positive definite (it eliminates each body's block M_k on its own), but body 'rod2' has no mass; use solver='dense' (the full KKT matrix), or mb.vereshchagin.forward_dynamics or mb.tree.forward_dynamics, which need only a positive-definite mass matrix of the whole system
+    """
+    d = eq.M.shape[-1]
+    for k in range(eq.n):
+        moments = np.linalg.eigvalsh(eq.M[k])
+        if moments[0] > 1e-12 * max(moments[-1], 1e-300):
+            continue
+        body = model.bodies[k + 1]
+        lack = ("no mass" if body.mass <= 0.0 else
+                "a point mass's inertia (a zero principal moment)" if d == 6 else
+                "no moment of inertia about the plane's normal")
+        raise ModelError(
+            f"mb.cartesian with {what} needs every body's own inertia positive definite (it "
+            f"eliminates each body's block M_k on its own), but body {body.name!r} has {lack}; use "
+            "solver='dense' (the full KKT matrix), or mb.vereshchagin.forward_dynamics or "
+            "mb.tree.forward_dynamics, which need only a positive-definite mass matrix of the "
+            "whole system")
+
+
+def _minv(model, eq, what):
+    definite_bodies(model, eq, what)
     return np.linalg.inv(eq.M)  # (n, d, d), body blocks
 
 
@@ -89,7 +125,7 @@ def _lstsq(model, eq):
     B = eq.F.shape[0]
     N = eq.n * eq.dof
     Q = eq.dense_Q()
-    Minv = scipy.linalg.block_diag(*_minv(eq)) if eq.n else np.zeros((0, 0))
+    Minv = scipy.linalg.block_diag(*_minv(model, eq, "redundant='lstsq'")) if eq.n else np.zeros((0, 0))
     F = eq.F.reshape(B, N)
     QMinv = Q @ Minv
     rhs = eq.b - (QMinv @ F[..., None])[..., 0]
@@ -153,7 +189,7 @@ def solve_schur(model, eq, redundant="raise"):
     if eq.nc and redundant == "lstsq" and _is_deficient(eq):
         return _lstsq(model, eq)
     B, n, d = eq.F.shape
-    Minv = _minv(eq)
+    Minv = _minv(model, eq, "solver='schur'")
     # Q M^-1 block by block, without forming Q
     QMi = np.zeros_like(eq.Qi)
     QMj = np.zeros_like(eq.Qj)
@@ -376,6 +412,7 @@ def solve_ldlt(model, eq, redundant="raise"):
     order, parent = _tree_order(model, nodes, edges)  # refuses loops first
     if redundant == "lstsq" and _is_deficient(eq):
         return _lstsq(model, eq)
+    definite_bodies(model, eq, "solver='ldlt'")
     B, n, d = eq.F.shape
     try:
         C, W, u = _ldlt_factor(eq, nodes, order, parent)

@@ -351,13 +351,23 @@ def _assemble(model, q, qd, t, need_bias=True):
     return Amat, Bvec + model_forces.generalized_forces(model, q, qd, t)
 
 
-def _solve_spd(Amat, rhs, what):
+def _solve_spd(Amat, rhs, what, names=None):
+    """``Amat^-1 rhs`` by Cholesky; a mass matrix that is not positive definite is named
+    with the speed that moves (almost) no mass: the largest entry of the eigenvector of
+    its smallest eigenvalue."""
     try:
         L = np.linalg.cholesky(Amat)
     except np.linalg.LinAlgError:
+        culprit = ""
+        if names is not None:
+            flat = np.asarray(Amat).reshape(-1, *Amat.shape[-2:])
+            worst = int(np.argmin([np.linalg.eigvalsh(A)[0] for A in flat]))
+            vector = np.linalg.eigh(flat[worst])[1][:, 0]
+            culprit = f" ({names[int(np.argmax(np.abs(vector)))]} moves no mass)"
         raise SingularSystemError(
-            f"{what}: the mass matrix is not positive definite: a joint coordinate moves no "
-            "mass (e.g. a joint between massless bodies) or the configuration is singular"
+            f"{what}: the mass matrix is not positive definite{culprit}: a joint coordinate "
+            "moves no mass (e.g. a joint between massless bodies) or the configuration is "
+            "singular"
         ) from None
     return np.linalg.solve(transpose(L), np.linalg.solve(L, rhs[..., None]))[..., 0]
 
@@ -477,7 +487,8 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
         state = model.check_state(q, qd, tau, t=t)
     with np.errstate(over="ignore", invalid="ignore"):
         Amat, Bvec = _assemble(model, state.q, state.qd, state.t)
-        out = _solve_spd(Amat, Bvec + state.tau, "mb.tree.forward_dynamics")
+        out = _solve_spd(Amat, Bvec + state.tau, "mb.tree.forward_dynamics",
+                         model.qd_names)
     return state.result(out, "mb.tree.forward_dynamics")
 
 
