@@ -24,7 +24,7 @@ HTML_MANAGER_SHA256 := 2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d
 WIDGETS_DIR         := book/_offline/widgets
 WIDGETS_TMP         := _build/.vendor-widgets
 
-.PHONY: help venv book pdf tex sandbox browser test bench homework grade clean check-offline vendor-widgets vendor-threejs robots-reference
+.PHONY: help venv book pdf tex sandbox browser robot-files test bench homework grade clean check-offline vendor-widgets vendor-threejs robots-reference
 
 help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
@@ -36,7 +36,7 @@ help:
 	@echo "make bench  forward-dynamics timings vs Pinocchio and modern_robotics (< 15 min; not in make test)"
 	@echo "make check-offline   re-check _build/html for references to the network"
 	@echo "make vendor-widgets  re-fetch the ipywidgets embedder with npm (maintainers only)"
-	@echo "make robots-reference  recompute Pinocchio's reference dynamics of the shipped URDF robots"
+	@echo "make robots-reference  recompute Pinocchio's reference dynamics of the shipped URDF robots and of example-robot-data's"
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -101,8 +101,16 @@ vendor-threejs:
 # notebook share one kernel, and the homework pipeline's fixtures are per file
 TEST_WORKERS ?= auto
 
-test: $(STAMP) sandbox browser
+test: $(STAMP) sandbox browser robot-files
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+# The URDF files of example-robot-data (tests/test_robot_files.py checks every one against
+# Pinocchio's stored answers): the files alone, without Pinocchio (--no-deps; 109 MB wheel).
+EXAMPLE_ROBOT_DATA := 4.3.0
+robot-files: $(STAMP)
+	@$(BIN)/python -c "import importlib.metadata as m; m.distribution('example-robot-data')" \
+	  2>/dev/null || $(BIN)/python -m pip install --quiet --no-deps \
+	  example-robot-data==$(EXAMPLE_ROBOT_DATA)
 
 # The homework grader runs students' code in a bubblewrap sandbox (homework/grader.py).
 # Debian's package; installed here when missing and we are root, else a warning.
@@ -140,6 +148,7 @@ bench: $(STAMP)
 robots-reference: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/robots_reference.py
+	$(BIN)/python benchmarks/robot_files_reference.py
 
 # Homework (README.md, "For instructors: homework"): nbgrader
 # releases every assignment into _build/homework/release/, autogrades three synthetic

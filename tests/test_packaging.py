@@ -57,3 +57,10 @@ def test_readme_and_ci_name_the_two_commands():
     assert "make book" in readme and "make test" in readme
     assert "environment.yml" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_make_test_installs_the_example_robot_data_the_bench_extra_pins():
+    root = ROOT
+    make = re.search(r"^EXAMPLE_ROBOT_DATA\s*:=\s*(\S+)", (root / "Makefile").read_text(), re.M)
+    pin = re.search(r'"example-robot-data==([^"]+)"', (root / "pyproject.toml").read_text())
+    assert make and pin and make.group(1) == pin.group(1)
