@@ -306,7 +306,19 @@ def _body_equations(model, k, kin, state, base):
 # --------------------------------------------------------------------- the passes
 def _singular(j):
     return SingularSystemError(
-        f"joint {j.name!r}: S^T M* S is singular (no mass moves along this joint)")
+        f"joint {j.name!r}: S^T M* S is singular (no mass moves along this joint, or the "
+        "joints outboard of it already move along its direction)")
+
+
+def _pivot_scale(Mk, Sk):
+    """What ``U_k = S_k^T M*_k S_k`` is compared with to call it zero (``1e-12`` of it):
+    ``S_k``'s linear part against the largest articulated mass of ``M*_k``, its angular
+    part against the largest articulated moment. A direction of ``M*_k`` lost to the joints
+    outboard (two hip axes in line) leaves ``U_k`` at rounding level while the others keep
+    this scale."""
+    diag = np.diagonal(Mk, axis1=-2, axis2=-1)
+    return (np.vecdot(Sk[..., :3], Sk[..., :3]) * diag[..., :3].max(-1)
+            + np.vecdot(Sk[..., 3:], Sk[..., 3:]) * diag[..., 3:].max(-1))
 
 
 def _articulate(k, kin, tau, M_star, Q_star):
@@ -327,7 +339,8 @@ def _articulate(k, kin, tau, M_star, Q_star):
         if j.nv == 1:  # U_k is a scalar
             Sk = S[i]
             MS = np.matvec(Mk, Sk)
-            U = U_scalar[i] = np.vecdot(Sk, MS)
+            U = np.vecdot(Sk, MS)
+            U_scalar[i] = np.where(U > 1e-12 * _pivot_scale(Mk, Sk), U, 0.0)
             gain = MS / U[:, None]  # M* S U^-1
             u = tau[:, j.v_slice.start] + np.vecdot(Sk, r)
             Ma = Mk - gain[:, :, None] * MS[:, None, :]
@@ -350,7 +363,8 @@ def _articulate(k, kin, tau, M_star, Q_star):
         M_star[p] += CT @ Ma @ C
         Q_star[p] += np.matvec(CT, Qa)
     if not U_scalar.all():  # one check for all the scalar U_k
-        raise _singular(k.joints[int(np.argwhere(U_scalar == 0)[0, 0])])
+        # the joint met first on the way in (a zero U makes every U inboard of it NaN)
+        raise _singular(k.joints[int(np.argwhere(U_scalar == 0)[-1, 0])])
     return 1.0 / U_scalar, Uinv
 
 

@@ -98,3 +98,26 @@ def test_an_impossible_inertia_is_refused_or_with_strict_false_warned_about():
     with warnings.catch_warnings():
         warnings.simplefilter("error")                  # a point mass is no warning
         mb.Model().add_body("p", 1.0, [0.0, 0.0, 0.0])
+
+
+def test_a_configuration_that_loses_a_direction_is_named_not_answered():
+    """At hip_x = 90 degrees the hip_y axis lies along hip_z's: the three angles lose a
+    direction (gimbal lock) and the mass matrix is singular to rounding (its smallest
+    eigenvalue ~1e-17). The formulations that factor it or divide by the recursion's
+    pivots refuse instead of returning rounding noise amplified 1e17 times."""
+    m = leg()
+    q = np.array([0.4, np.pi / 2, 0.6, -0.9])
+    qd = np.array([1.0, -0.5, 0.3, 2.0])
+    assert abs(np.linalg.eigvalsh(mb.tree.mass_matrix(m, q))[0]) < 1e-15
+    for fd in (lambda: mb.tree.forward_dynamics(m, q, qd, compiled=False),
+               lambda: mb.tree.forward_dynamics(m, q, qd, compiled=True),
+               lambda: mb.vereshchagin.forward_dynamics(m, q, qd, compiled=False),
+               lambda: mb.vereshchagin.forward_dynamics(m, q, qd, compiled=True),
+               lambda: mb.tree.forward_dynamics_composite(m, q, qd),
+               lambda: mb.loops.forward_dynamics(m, q, qd)):
+        with pytest.raises(SingularSystemError):
+            fd()
+    with pytest.raises(SingularSystemError, match="hip_z"):
+        mb.vereshchagin.forward_dynamics(m, q, qd)
+    q[1] = np.pi / 2 - 1e-3                          # near it: answered
+    assert np.all(np.isfinite(mb.vereshchagin.forward_dynamics(m, q, qd)))

@@ -729,12 +729,14 @@ def cholesky_factor(H):
 
 @nb.njit(**OPTS)
 def cholesky_factor_n(H, n):
-    """:func:`cholesky_factor` of the leading ``n x n`` block of ``H``."""
+    """:func:`cholesky_factor` of the leading ``n x n`` block of ``H``. A pivot below
+    ``1e-12`` of its diagonal entry counts as zero: ``H`` is singular to working precision
+    (a coordinate that moves no mass, a lost direction), and the factor would be noise."""
     for j in range(n):
         s = H[j, j]
         for k in range(j):
             s -= H[j, k] * H[j, k]
-        if not s > 0.0:
+        if not s > 1e-12 * H[j, j]:
             return False
         d = np.sqrt(s)
         H[j, j] = d

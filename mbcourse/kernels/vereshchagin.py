@@ -65,6 +65,12 @@ def _articulate(ints, tau, ws):
                         u += S[v0 + l, k] * MS[j, k]
                     U[j, l] = u                         # U_k = S^T M* S
             if nk == 1:                                 # one speed: U is a number
+                lin, ang = max(Mk[0, 0], Mk[1, 1], Mk[2, 2]), max(Mk[3, 3], Mk[4, 4], Mk[5, 5])
+                scale = 0.0
+                for k in range(3):
+                    scale += S[v0, k] * S[v0, k] * lin + S[v0, k + 3] * S[v0, k + 3] * ang
+                if not U[0, 0] > 1e-12 * scale:         # singular to working precision
+                    return False
                 for k in range(6):
                     X[0, k] = MS[0, k] / U[0, 0]
                 y[0] /= U[0, 0]

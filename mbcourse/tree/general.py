@@ -357,6 +357,9 @@ def _solve_spd(Amat, rhs, what, names=None):
     its smallest eigenvalue."""
     try:
         L = np.linalg.cholesky(Amat)
+        pivots = np.diagonal(L, axis1=-2, axis2=-1) ** 2
+        if np.any(pivots <= 1e-12 * np.diagonal(Amat, axis1=-2, axis2=-1)):
+            raise np.linalg.LinAlgError("singular to working precision")
     except np.linalg.LinAlgError:
         culprit = ""
         if names is not None:
