@@ -78,7 +78,7 @@ vendor-widgets:
 # files, OrbitControls and the license are kept. `make vendor-threejs` re-fetches them.
 THREEJS             := 0.185.1
 THREEJS_SHA256      := a2143f5bf978bd3470a51024b2b6bdd581913ba8f36ff1538d433f3a95adf2df
-THREEJS_DIR         := book/_offline/threejs
+THREEJS_DIR         := mbcourse/_vendor/threejs
 THREEJS_TMP         := _build/.vendor-threejs
 
 vendor-threejs:

@@ -30,7 +30,7 @@ frames) is 35 kB of data; the whole output, three.js included, about 310 kB.
 
 three.js: how it reaches the page
 ---------------------------------
-three.js (version in ``book/_offline/threejs/VERSION``, fetched from npm with a pinned
+three.js (version in ``mbcourse/_vendor/threejs/VERSION``, fetched from npm with a pinned
 checksum by ``make vendor-threejs``; MIT license in the same folder) ships as ES modules:
 ``three.core.min.js``, ``three.module.min.js`` (imports the core) and
 ``examples/jsm/controls/OrbitControls.js`` (imports ``'three'``). Recent releases ship no
@@ -53,8 +53,8 @@ classic ``<script>`` build any more. Choices considered:
 Requirements of the browser: WebGL, ES modules, ``DecompressionStream`` (Chrome/Edge 80+,
 Firefox 113+, Safari 16.4+). Otherwise the view says why instead of drawing.
 
-The vendored files live in ``book/_offline/threejs`` of the source tree (the book copies
-that folder to ``_static/offline``); the functions here read them from there.
+The vendored files are package data (``mbcourse/_vendor/threejs``), so a 3D view works
+wherever the package is installed, not only in a source checkout.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ import numpy as np
 __all__ = ["view", "animate3d", "view_html", "THREEJS_DIR"]
 
 #: Folder of the vendored three.js files (``make vendor-threejs``).
-THREEJS_DIR = Path(__file__).resolve().parent.parent / "book" / "_offline" / "threejs"
+THREEJS_DIR = Path(__file__).resolve().parent / "_vendor" / "threejs"
 _LIB_FILES = ("three.core.min.js", "three.module.min.js", "OrbitControls.js")
 # matplotlib's tab10, the colours of viz.draw: body b is C{(b-1) % 10} there and here.
 _COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
@@ -91,7 +91,8 @@ def _library():
     if missing:
         raise MbcourseError(
             f"three.js is not vendored: {', '.join(missing)} missing in {THREEJS_DIR}. "
-            "Run `make vendor-threejs` (needs npm) or restore the folder from git.")
+            "The installation is incomplete: reinstall mbcourse (in a source checkout: "
+            "`make vendor-threejs`, which needs npm, or restore the folder from git).")
     m = re.match(r"three@(\S+)", (THREEJS_DIR / "VERSION").read_text())
     version = m.group(1) if m else "unknown"
     packed = []

@@ -24,7 +24,8 @@ NumPy route (tests/test_kernels.py, test_kernels_chapters.py, test_kernels_joint
 ============================  ==================================================
 
 Compilation happens once per machine (``cache=True`` writes the machine code next to the
-modules, or to numba's user cache directory); the first call of a fresh installation pays
+modules, or where ``NUMBA_CACHE_DIR`` says, or, in a read-only installation, to numba's user
+cache directory: :func:`machine_code_folder`); the first call of a fresh installation pays
 it (:data:`COMPILE_NOTE`).
 
 Registering a chapter's kernel
@@ -85,17 +86,46 @@ import numba as nb
 import numpy as np
 
 
+def machine_code_folder(folder=pathlib.Path(__file__).parent):
+    """The folder numba caches the kernels' machine code in, found the way numba finds it:
+    ``NUMBA_CACHE_DIR`` when it is set, else ``__pycache__`` beside the kernels when that
+    is writable (a source checkout, or a virtual environment the user owns), else numba's
+    user cache directory (``~/.cache/numba/...`` on Linux: a read-only installation).
+    None when none is writable (then numba compiles in every new process).
+
+    Examples
+    --------
+    >>> machine_code_folder().is_dir()
+    True
+    """
+    from numba.core import caching
+
+    source = next(iter(sorted(folder.glob("*.py"))), None)   # numba's path depends on the folder
+    if source is None:
+        return None
+    for locator in (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator,
+                    caching.UserWideCacheLocator):
+        try:
+            found = locator.from_function(machine_code_folder, str(source))
+        except Exception:                   # noqa: BLE001 (numba's locators changed)
+            continue
+        if found is not None:
+            return pathlib.Path(found.get_cache_path())
+    return None
+
+
 def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
     """numba's ``cache=True`` keys a function's machine code on its own source file only, so
     a kernel that calls one from another module (chapter 6's calls chapter 3's and chapter
-    2's) would keep the callee's old code after that module changed. The cache beside the
-    kernels is therefore tied to all their sources at once: a fingerprint of them (each file's
-    CRC-32 and size) is stamped in it, and its machine code is dropped when they differ. (A
-    read-only installation is never edited, and numba then caches in its own user
-    directory.)"""
+    2's) would keep the callee's old code after that module changed. The cache of the
+    kernels (:func:`machine_code_folder`) is therefore tied to all their sources at once: a
+    fingerprint of them (each file's CRC-32 and size) is stamped in it, and its machine
+    code is dropped when they differ."""
+    cache = machine_code_folder(folder)
+    if cache is None:
+        return
     sources = [(p.name, p.read_bytes()) for p in sorted(folder.glob("*.py"))]
     want = " ".join(f"{name}:{zlib.crc32(text):08x}:{len(text)}" for name, text in sources)
-    cache = folder / "__pycache__"
     stamp = cache / "kernel-sources.txt"
     try:
         if stamp.read_text() == want:
@@ -103,12 +133,12 @@ def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
     except OSError:
         pass                            # no stamp: a fresh cache, or one from before stamps
     try:
-        cache.mkdir(exist_ok=True)
+        cache.mkdir(parents=True, exist_ok=True)
         for f in cache.glob("*.nb[ci]"):
             f.unlink()
         stamp.write_text(want)
     except OSError:
-        pass                            # not writable: numba caches in its user directory
+        pass
 
 
 _drop_stale_machine_code()
@@ -127,7 +157,7 @@ __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "COMPILE_NOTE", "
            "ModelData", "Kernel", "KERNELS", "register", "route", "pack_chain", "model_data",
            "rows_data", "AbsoluteData", "pack_absolute", "with_base_motion",
            "pack_cut",
-           "fast_arrays", "state_arrays", "batch"]
+           "fast_arrays", "state_arrays", "batch", "machine_code_folder"]
 
 #: What a first call costs (measured on the reference machine, see benchmarks/).
 COMPILE_NOTE = "the first call of a fresh installation compiles the kernel (about 8 s), once"
