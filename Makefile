@@ -75,7 +75,7 @@ vendor-widgets:
 
 # three.js for the offline 3D viewer (mbcourse/viz3d.py inlines it into each view's HTML).
 # 0.185.1 is the last release that ships minified ES-module builds; only the two build
-# files, OrbitControls and the license are kept. `make vendor-threejs` re-fetches them.
+# files, OrbitControls, the mesh loaders (STL, OBJ, COLLADA) and the license are kept.
 THREEJS             := 0.185.1
 THREEJS_SHA256      := a2143f5bf978bd3470a51024b2b6bdd581913ba8f36ff1538d433f3a95adf2df
 THREEJS_DIR         := mbcourse/_vendor/threejs
@@ -93,7 +93,10 @@ vendor-threejs:
 	tar -xzf $(THREEJS_TMP)/three-$(THREEJS).tgz -C $(THREEJS_TMP)
 	mkdir -p $(THREEJS_DIR)
 	cd $(THREEJS_TMP)/package && cp LICENSE build/three.core.min.js build/three.module.min.js \
-	  examples/jsm/controls/OrbitControls.js $(CURDIR)/$(THREEJS_DIR)/
+	  examples/jsm/controls/OrbitControls.js examples/jsm/loaders/STLLoader.js \
+	  examples/jsm/loaders/OBJLoader.js examples/jsm/loaders/TGALoader.js \
+	  examples/jsm/loaders/ColladaLoader.js examples/jsm/loaders/collada/ColladaParser.js \
+	  examples/jsm/loaders/collada/ColladaComposer.js $(CURDIR)/$(THREEJS_DIR)/
 	printf 'three@%s (npm) tarball sha256 %s\n' $(THREEJS) $(THREEJS_SHA256) > $(THREEJS_DIR)/VERSION
 	rm -rf $(THREEJS_TMP)
 

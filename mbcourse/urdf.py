@@ -70,7 +70,7 @@ from .errors import InertiaWarning, ModelError
 from .model import Model
 
 __all__ = ["load", "robot", "robot_path", "ROBOTS", "link_pose", "rpy_matrix",
-           "example_robot_data"]
+           "example_robot_data", "mesh_path"]
 
 _ROBOT_DIR = pathlib.Path(__file__).parent / "robots"
 
@@ -115,6 +115,59 @@ def example_robot_data():
             folder = pathlib.Path(dist.locate_file(pathlib.PurePosixPath(*head))) / "robots"
             return folder if folder.is_dir() else None
     return None
+
+
+def mesh_path(filename, source=None):
+    """The file a URDF ``<mesh filename=...>`` names, or None when it is not on this machine.
+
+    * ``package://example-robot-data/robots/<rest>``: the copy shipped with mbcourse (the
+      Panda's collision meshes) or, when example-robot-data is installed, its file
+      (:func:`example_robot_data`);
+    * ``package://<name>/<rest>``: ``<rest>`` under the nearest folder called ``<name>``
+      above the URDF file ``source`` (how ROS packages sit on disk);
+    * ``file://<path>``, an absolute path, or a path relative to the URDF file's folder.
+
+    Parameters
+    ----------
+    filename : str
+        The ``filename`` attribute.
+    source : str or path-like, optional
+        The URDF file (``model.parameters["urdf"]["source"]``); needed for relative paths
+        and for ``package://`` names other than example-robot-data.
+
+    Examples
+    --------
+    >>> import mbcourse as mb
+    >>> name = "package://example-robot-data/robots/panda_description/meshes/collision/link0.stl"
+    >>> mb.urdf.mesh_path(name).name
+    'link0.stl'
+    >>> mb.urdf.mesh_path("package://nowhere/mesh.stl") is None
+    True
+    """
+    if not isinstance(filename, str) or not filename:
+        return None
+    here = None
+    if source is not None and not str(source).lstrip().startswith("<"):
+        here = pathlib.Path(source).resolve().parent
+    candidates = []
+    if filename.startswith("package://"):
+        package, _, rest = filename[len("package://"):].partition("/")
+        if package == "example-robot-data" and rest.startswith("robots/"):
+            tail = rest[len("robots/"):]
+            candidates.append(_ROBOT_DIR / "meshes" / tail.replace("/meshes/", "/", 1))
+            folder = example_robot_data()
+            if folder is not None:
+                candidates.append(folder / tail)
+        for parent in (here.parents if here is not None else ()):
+            if parent.name == package:
+                candidates.append(parent / rest)
+                break
+    elif filename.startswith("file://"):
+        candidates.append(pathlib.Path(filename[len("file://"):]))
+    else:
+        path = pathlib.Path(filename)
+        candidates.append(path if path.is_absolute() or here is None else here / path)
+    return next((c for c in candidates if c.is_file()), None)
 
 
 def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False):

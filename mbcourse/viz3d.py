@@ -7,9 +7,13 @@ Jupyter, in the built book, and saved as a file, without any network.
 
 What is drawn, all from the Model (like :func:`mbcourse.viz.draw`):
 
-* each body as a translucent solid: the URDF visuals when given (boxes, cylinders,
-  spheres; meshes are skipped), else the *equivalent uniform box* of its inertia, the box of
-  the same mass and principal moments, side ``a_k^2 = 6 (J_i + J_j - J_k) / m`` along the
+* each body of a URDF model with its meshes (``meshes="collision"``, the default, or
+  ``"visual"``: STL, OBJ and COLLADA files found on this machine by
+  :func:`mbcourse.urdf.mesh_path`, embedded gzip-compressed and parsed in the page by
+  three.js's own loaders, one colour per body; a switch under the picture turns them off);
+  otherwise as a translucent solid: the primitive URDF visuals when given (boxes,
+  cylinders, spheres), else the *equivalent uniform box* of its inertia, the box of the
+  same mass and principal moments, side ``a_k^2 = 6 (J_i + J_j - J_k) / m`` along the
   principal axis ``k`` (a point mass is a small sphere);
 * links as thick lines from each centre of mass to its joint points (
   :meth:`~mbcourse.Model.body_poses`, ``parent_point`` / ``child_point``), joint points as
@@ -22,7 +26,9 @@ What is drawn, all from the Model (like :func:`mbcourse.viz.draw`):
   loops; poses between stored frames are interpolated (positions linearly, orientations
   by slerp).
 
-Data and page weight. Only body poses are embedded (position and unit quaternion per body
+Data and page weight. Meshes add their compressed files once per view (the Panda's nine
+collision meshes: about 80 kB; at most ``max_mesh_bytes``, 4 MB by default) and the loader
+modules of their formats (STL 5 kB, OBJ 8 kB, COLLADA 33 kB, compressed and encoded). Otherwise only body poses are embedded (position and unit quaternion per body
 and frame, as JSON inside the page; a body that does not move is stored once). The motion
 is resampled to at most ``max_frames`` (default 300) frames, positions are rounded to
 ``1e-4`` of the scene size and quaternions to 4 decimals. A 10 s triple pendulum (300
@@ -75,6 +81,12 @@ __all__ = ["view", "animate3d", "view_html", "THREEJS_DIR"]
 #: Folder of the vendored three.js files (``make vendor-threejs``).
 THREEJS_DIR = Path(__file__).resolve().parent / "_vendor" / "threejs"
 _LIB_FILES = ("three.core.min.js", "three.module.min.js", "OrbitControls.js")
+#: three.js's loader modules per mesh format, each after the modules it imports (the page
+#: rewrites ``from 'three'`` and the relative imports to the inlined copies).
+_LOADERS = {"stl": ("STLLoader.js",), "obj": ("OBJLoader.js",),
+            "dae": ("TGALoader.js", "ColladaParser.js", "ColladaComposer.js", "ColladaLoader.js")}
+#: Mesh files a view embeds at most (compressed bytes, all meshes together) by default.
+MAX_MESH_BYTES = 4_000_000
 # matplotlib's tab10, the colours of viz.draw: body b is C{(b-1) % 10} there and here.
 _COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf")
@@ -110,6 +122,66 @@ def _quat(A):
     A = np.asarray(A, dtype=float)
     q = Rotation.from_matrix(A.reshape(-1, 3, 3)).as_quat()
     return q.reshape(A.shape[:-2] + (4,))
+
+
+@functools.lru_cache(maxsize=8)
+def _loader_sources(formats):
+    """``[(file, base64 gzip)]`` of the loader modules for ``formats`` (a sorted tuple)."""
+    files = [f for fmt in formats for f in _LOADERS[fmt]]
+    return [(f, base64.b64encode(gzip.compress((THREEJS_DIR / f).read_bytes(), 9,
+                                               mtime=0)).decode("ascii")) for f in files]
+
+
+@functools.lru_cache(maxsize=64)
+def _mesh_payload(path, mtime, size):
+    """A mesh file's bytes gzip-compressed and base64-encoded, and its reach (the largest
+    distance of a vertex from its origin, binary or ASCII STL; None for other formats)."""
+    raw = Path(path).read_bytes()
+    reach = None
+    if path.lower().endswith(".stl"):
+        reach = _stl_reach(raw)
+    return base64.b64encode(gzip.compress(raw, 6, mtime=0)).decode("ascii"), reach
+
+
+def _stl_reach(raw):
+    """Largest vertex distance from the origin of an STL file (binary or ASCII)."""
+    if len(raw) >= 84:
+        count = int.from_bytes(raw[80:84], "little")
+        if 84 + 50 * count == len(raw):                       # binary
+            tri = np.frombuffer(raw, dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)),
+                                                     ("a", "<u2")]), count=count, offset=84)
+            v = tri["v"].reshape(-1, 3).astype(float)
+            return float(np.linalg.norm(v, axis=1).max()) if len(v) else 0.0
+    words = re.findall(rb"vertex\s+(\S+)\s+(\S+)\s+(\S+)", raw)
+    if not words:
+        return None
+    v = np.array(words, dtype=float)
+    return float(np.linalg.norm(v, axis=1).max())
+
+
+def _urdf_meshes(model, name, role):
+    """The ``<mesh>`` shapes of ``role`` ("collision" or "visual") of a body from
+    :func:`mbcourse.urdf.load` as ``(path, format, scale, origin 4x4, rgba)``; None when
+    it has none, or when one of its files is missing or of a format the viewer cannot
+    read (the body is then drawn without meshes)."""
+    from .urdf import mesh_path
+
+    info = model.parameters.get("urdf")
+    if not isinstance(info, dict) or role not in ("collision", "visual"):
+        return None
+    out = []
+    for shape in info.get("shapes", {}).get(name, ()):
+        if shape.get("role") != role or shape.get("type") != "mesh":
+            continue
+        path = mesh_path(shape.get("filename", ""), info.get("source"))
+        fmt = path.suffix.lower().lstrip(".") if path is not None else ""
+        if fmt not in _LOADERS:
+            return None
+        origin = np.eye(4)
+        origin[:3, :3], origin[:3, 3] = shape["rotation"], shape["position"]
+        out.append((str(path), fmt, np.asarray(shape.get("scale", (1, 1, 1)), float), origin,
+                    shape.get("rgba")))
+    return out or None
 
 
 def _inertia_box(mass, inertia):
@@ -176,7 +248,7 @@ def _urdf_visuals(model, name):
 
 
 def _check_view(model, *, fps=30.0, max_frames=300, speed=1.0, height=420, visuals=None,
-                t=0.0):
+                t=0.0, meshes="collision", max_mesh_bytes=MAX_MESH_BYTES):
     """Refuse a model, number or ``visuals`` a 3D view cannot use, naming the argument."""
     import numbers
 
@@ -196,6 +268,13 @@ def _check_view(model, *, fps=30.0, max_frames=300, speed=1.0, height=420, visua
                          f"fps={fps}, max_frames={max_frames}, speed={speed}, height={height}")
     if visuals is not None and not isinstance(visuals, dict):
         raise ModelError(f"visuals must be a dict {{body name: [shape, ...]}}, got {visuals!r}")
+    if meshes not in ("collision", "visual", None, False):
+        raise ModelError(f"meshes must be 'collision', 'visual' or None (inertia boxes and "
+                         f"primitive visuals only), got {meshes!r}")
+    if isinstance(max_mesh_bytes, bool) or not isinstance(max_mesh_bytes, numbers.Real) \
+            or not max_mesh_bytes >= 0:
+        raise ShapeError(f"max_mesh_bytes must be a non-negative number, got "
+                         f"{max_mesh_bytes!r}")
 
 
 def _trajectory(model, trajectory):
@@ -266,8 +345,10 @@ def _round(x, decimals):
     return (np.round(np.asarray(x, dtype=float), decimals) + 0.0).tolist()
 
 
-def _scene(model, t, Q, visuals, shapes, body_frames, joint_axes):
-    """Everything the page needs, as a JSON-ready dict."""
+def _scene(model, t, Q, visuals, shapes, body_frames, joint_axes, meshes=None,
+           max_mesh_bytes=MAX_MESH_BYTES):
+    """Everything the page needs, as a JSON-ready dict (with ``meshes``: the embedded mesh
+    files and, under ``formats``, the formats whose loaders the page needs)."""
     r, A = _scene_poses(model, t, Q)
     vis = _checked_visuals(model, visuals)
     points, joints = _link_ends(model)
@@ -278,7 +359,8 @@ def _scene(model, t, Q, visuals, shapes, body_frames, joint_axes):
     lo, hi = world.min(0), world.max(0)
     size = float(np.linalg.norm(hi - lo)) / 2
     link = 0.012 * size if size > 0 else 0.01
-    bodies, reach = _scene_bodies(model, vis, shapes, points, link)
+    store = _MeshStore(max_mesh_bytes)
+    bodies, reach = _scene_bodies(model, vis, shapes, points, link, meshes, store)
     lo = np.minimum(lo, (r - reach[None, :, None]).reshape(-1, 3).min(0))
     hi = np.maximum(hi, (r + reach[None, :, None]).reshape(-1, 3).max(0))
     centre = (lo + hi) / 2
@@ -294,8 +376,7 @@ def _scene(model, t, Q, visuals, shapes, body_frames, joint_axes):
     return dict(
         t=_round(t - t[0], 4), t0=float(t[0]),
         bodies=[dict(name=bd["name"], color=bd["color"], points=[R6(p) for p in bd["points"]],
-                     solids=[dict(k=s["k"], d=R6(s["d"]), r=R6(s["r"]), q=R6(s["q"]),
-                                  rgba=s["rgba"]) for s in bd["solids"]],
+                     solids=[_solid_json(s, R6) for s in bd["solids"]],
                      **frames[b]) for b, bd in enumerate(bodies)],
         joints=[dict(p=jd["p"], c=jd["c"], pp=R6(jd["pp"]), cp=R6(jd["cp"]),
                      axis=None if (jd["axis"] is None or not joint_axes) else R6(jd["axis"]),
@@ -303,7 +384,39 @@ def _scene(model, t, Q, visuals, shapes, body_frames, joint_axes):
         springs=[dict(a=s["a"], pa=R6(s["pa"]), b=s["b"], pb=R6(s["pb"])) for s in springs],
         view=dict(centre=R6(centre), radius=R6(radius), lo=R6(lo), hi=R6(hi), up=R6(up),
                   eye=R6(eye), floor=R6(floor), link=R6(link), frames=bool(body_frames)),
+        meshes=store.payloads, formats=sorted(store.formats), skipped=store.skipped,
     )
+
+
+def _solid_json(s, R6):
+    out = dict(k=s["k"], d=R6(s["d"]), r=R6(s["r"]), q=R6(s["q"]), rgba=s["rgba"])
+    if s.get("set"):
+        out["set"] = s["set"]
+    if s["k"] == "mesh":
+        out.update(m=s["m"], f=s["f"], s=R6(s["s"]))
+    return out
+
+
+class _MeshStore:
+    """The mesh files of one view, each embedded once, up to ``limit`` compressed bytes."""
+
+    def __init__(self, limit):
+        self.limit, self.used, self.index, self.payloads, self.formats = limit, 0, {}, [], set()
+        self.skipped = 0
+
+    def add(self, path, fmt):
+        """``(index, reach)`` of the file, or None when it would pass the limit."""
+        stat = Path(path).stat()
+        b64, reach = _mesh_payload(path, stat.st_mtime, stat.st_size)
+        if path not in self.index:
+            if self.used + len(b64) > self.limit:
+                self.skipped += 1
+                return None
+            self.index[path] = len(self.payloads)
+            self.payloads.append(b64)
+            self.used += len(b64)
+        self.formats.add(fmt)
+        return self.index[path], reach
 
 
 def _scene_poses(model, t, Q):
@@ -356,7 +469,7 @@ def _world_points(r, A, points, joints):
     return np.concatenate(world)
 
 
-def _scene_bodies(model, vis, shapes, points, link):
+def _scene_bodies(model, vis, shapes, points, link, meshes=None, store=None):
     """Each body's name, colour, link ends and solids, and how far its solids reach."""
     nb = model.n + 1
     bodies = []
@@ -364,6 +477,13 @@ def _scene_bodies(model, vis, shapes, points, link):
     for b in range(nb):
         body = model.bodies[b]
         solids, reach[b] = _body_solids(model, b, vis, shapes, link)
+        if meshes:
+            drawn = _mesh_solids(model, body.name, meshes, store)
+            if drawn is not None:
+                for s in solids:
+                    s["set"] = "box"        # shown when the reader switches meshes off
+                solids = drawn[0] + solids
+                reach[b] = max(reach[b], drawn[1])
         bodies.append(dict(name=body.name, solids=solids, points=points[b],
                            color=_COLORS[(b - 1) % 10] if b > 0 else "#8c8c8c"))
     return bodies, reach
@@ -393,6 +513,26 @@ def _body_solids(model, b, vis, shapes, link):
             solids.append(dict(k="sphere", d=np.array([4 * link]), r=np.zeros(3),
                                q=np.array([0, 0, 0, 1.0]), rgba=None))
             reach = 4 * link
+    return solids, reach
+
+
+def _mesh_solids(model, name, role, store):
+    """The mesh solids of body ``name`` (``set="mesh"``) and their reach; None when the
+    body has no usable meshes of ``role`` or they would pass the view's size limit."""
+    entries = _urdf_meshes(model, name, role)
+    if entries is None:
+        return None
+    solids, reach = [], 0.0
+    for path, fmt, scale, origin, rgba in entries:
+        added = store.add(path, fmt)
+        if added is None:
+            return None
+        index, extent = added
+        solids.append(dict(k="mesh", m=index, f=fmt, s=scale, d=np.zeros(0),
+                           r=origin[:3, 3], q=_quat(origin[:3, :3]), set="mesh",
+                           rgba=None if rgba is None else list(map(float, rgba))))
+        if extent is not None:
+            reach = max(reach, np.linalg.norm(origin[:3, 3]) + extent * np.abs(scale).max())
     return solids, reach
 
 
@@ -441,6 +581,7 @@ _CSS = (".mbc3d{font:13px/1.4 system-ui,sans-serif;max-width:100%;margin:0.5em 0
         ".mbc3d-bar input[type=range]{flex:1}"
         ".mbc3d-bar button{width:2.2em;height:1.8em;padding:0;cursor:pointer}"
         ".mbc3d-time{font-variant-numeric:tabular-nums;min-width:6.5em;text-align:right}"
+        ".mbc3d-switch{display:block;color:#444;font-size:12px;margin-top:2px}"
         ".mbc3d-legend{display:flex;flex-wrap:wrap;gap:10px;color:#444;font-size:12px}"
         ".mbc3d-legend span::before{content:'';display:inline-block;width:10px;height:10px;"
         "margin-right:4px;background:var(--c);border-radius:2px}")
@@ -465,12 +606,12 @@ _JS = r"""
   }
   var KEY = 'three@__VERSION__';
   var reg = window.__mbc3d || (window.__mbc3d = {});
-  function gunzip(b64) {
+  function unzipped(b64) {
     var bin = atob(b64), u = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
-    var s = new Blob([u]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Response(s).text();
+    return new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream('gzip')));
   }
+  function gunzip(b64) { return unzipped(b64).text(); }
   function blobUrl(text) {
     return URL.createObjectURL(new Blob([text], {type: 'text/javascript'}));
   }
@@ -493,16 +634,33 @@ _JS = r"""
       var core = blobUrl(src[0]);
       var mod = blobUrl(src[1].split('"./three.core.min.js"').join(JSON.stringify(core)));
       var orbit = blobUrl(src[2].replace(/from\s*['"]three['"]/g, 'from ' + JSON.stringify(mod)));
-      return Promise.all([import(mod), import(orbit)]);
-    }).then(function (m) { return {THREE: m[0], OrbitControls: m[1].OrbitControls}; });
+      return Promise.all([import(mod), import(orbit), mod]);
+    }).then(function (m) { return {THREE: m[0], OrbitControls: m[1].OrbitControls, url: m[2]}; });
     window.dispatchEvent(new Event('mbc3d-library'));
     return reg[KEY];
   }
   var D = JSON.parse(root.querySelector('script.mbc3d-data').textContent);
-  try { library().then(function (lib) { start(lib.THREE, lib.OrbitControls); }).catch(fail); }
+  try { library().then(function (lib) { start(lib.THREE, lib.OrbitControls, lib.url); }).catch(fail); }
   catch (e) { fail(e); }
+  function loaders(url) {          // this view's mesh loaders, their imports rewritten
+    var urls = {}, chain = Promise.resolve();
+    root.querySelectorAll('script.mbc3d-loader').forEach(function (p) {
+      chain = chain.then(function () { return gunzip(p.textContent.trim()); }).then(function (src) {
+        src = src.replace(/from\s*['"]three['"]/g, 'from ' + JSON.stringify(url))
+          .replace(/from\s*['"](?:[.\/\w]*\/)?(\w+\.js)['"]/g, function (m, name) {
+            return urls[name] ? 'from ' + JSON.stringify(urls[name]) : m; });
+        urls[p.getAttribute('data-file')] = blobUrl(src);
+      });
+    });
+    return chain.then(function () {
+      return Promise.all(['STLLoader.js', 'OBJLoader.js', 'ColladaLoader.js'].map(function (f) {
+        return urls[f] ? import(urls[f]) : {}; }));
+    }).then(function (m) {
+      return {STLLoader: m[0].STLLoader, OBJLoader: m[1].OBJLoader, ColladaLoader: m[2].ColladaLoader};
+    });
+  }
 
-  function start(THREE, OrbitControls) {
+  function start(THREE, OrbitControls, threeUrl) {
     var V = D.view, H = D.height, nf = D.t.length;
     var msg = box.querySelector('.mbc3d-msg'); if (msg) msg.remove();
     var W = box.clientWidth || 640;
@@ -550,6 +708,7 @@ _JS = r"""
       var g = new THREE.Group(), col = new THREE.Color(B.color);
       var mat = new THREE.MeshStandardMaterial({color: col, roughness: 0.6});
       B.solids.forEach(function (s) {
+        if (s.k === 'mesh') return;      // added when its loader is ready (meshes())
         var geo = s.k === 'box' ? new THREE.BoxGeometry(s.d[0], s.d[1], s.d[2]) :
           s.k === 'sphere' ? new THREE.SphereGeometry(s.d[0], 24, 16) :
           new THREE.CylinderGeometry(s.d[0], s.d[0], s.d[1], 24).rotateX(Math.PI / 2);
@@ -560,6 +719,8 @@ _JS = r"""
         m.position.set(s.r[0], s.r[1], s.r[2]);
         m.quaternion.set(s.q[0], s.q[1], s.q[2], s.q[3]);
         m.renderOrder = 1;
+        m.userData.set = s.set;
+        m.visible = s.set !== 'box';
         g.add(m);
       });
       var o = new THREE.Vector3();
@@ -662,6 +823,51 @@ _JS = r"""
     if (window.IntersectionObserver) new IntersectionObserver(function (e) {
       visible = e[0].isIntersecting;
     }).observe(box);
+    function meshes() {               // the bodies' mesh files, parsed by three.js's loaders
+      return loaders(threeUrl).then(function (L) {
+        var jobs = [];
+        D.bodies.forEach(function (B, b) {
+          var col = new THREE.Color(B.color);
+          B.solids.forEach(function (s) {
+            if (s.k !== 'mesh') return;
+            var raw = unzipped(D.meshes[s.m]);
+            jobs.push((s.f === 'stl' ? raw.arrayBuffer() : raw.text()).then(function (data) {
+              var c = s.rgba ? new THREE.Color(s.rgba[0], s.rgba[1], s.rgba[2]) : col;
+              var mat = new THREE.MeshStandardMaterial({color: c, roughness: 0.55, metalness: 0.1});
+              var obj = s.f === 'stl' ? new THREE.Mesh(new L.STLLoader().parse(data), mat) :
+                s.f === 'obj' ? new L.OBJLoader().parse(data) :
+                new L.ColladaLoader().parse(data, '').scene;
+              if (s.f === 'dae') obj.rotation.set(0, 0, 0);   // URDF: the file's own axes
+              obj.traverse(function (o) { if (o.isMesh) o.material = mat; });
+              var h = new THREE.Group();
+              h.position.set(s.r[0], s.r[1], s.r[2]);
+              h.quaternion.set(s.q[0], s.q[1], s.q[2], s.q[3]);
+              obj.scale.set(s.s[0], s.s[1], s.s[2]);
+              h.add(obj);
+              h.userData.set = 'mesh';
+              h.visible = !toggle || toggle.checked;
+              groups[b].add(h);
+            }));
+          });
+        });
+        return Promise.all(jobs).then(function () {
+          root.setAttribute('data-meshes', String(jobs.length)); render();
+        });
+      }).catch(function (e) {
+        root.setAttribute('data-meshes', 'error: ' + (e && e.message ? e.message : e));
+      });
+    }
+    var toggle = root.querySelector('.mbc3d-switch input');
+    if (toggle) toggle.addEventListener('change', function () {
+      groups.forEach(function (g) {
+        g.children.forEach(function (o) {
+          if (o.userData.set === 'mesh') o.visible = toggle.checked;
+          if (o.userData.set === 'box') o.visible = !toggle.checked;
+        });
+      });
+      render();
+    });
+    if (D.meshes && D.meshes.length) meshes();
     setTime(0); render();
     root.mbc3d = {setTime: setTime, render: render, renderer: renderer, camera: camera,
                   controls: controls, times: D.t, THREE: THREE};
@@ -686,7 +892,8 @@ class _Motion:
 
 def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, height=420,
               visuals=None, shapes=True, body_frames=True, joint_axes=True,
-              embed_library=True, autoplay=False, legend=True):
+              embed_library=True, autoplay=False, legend=True, meshes="collision",
+              max_mesh_bytes=MAX_MESH_BYTES):
     """The HTML text of a 3D view (what :func:`view` and :func:`animate3d` wrap).
 
     Parameters are those of :func:`animate3d`, with the motion as ``t`` (nt,) and
@@ -705,11 +912,18 @@ def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, heig
     (True, False)
     """
     _check_view(model, fps=fps, max_frames=max_frames, speed=speed, height=height,
-                visuals=visuals)
+                visuals=visuals, meshes=meshes, max_mesh_bytes=max_mesh_bytes)
     t, Q, V = _trajectory(model, (t, Q) if qd is None else _Motion(t, Q, qd))
     t, Q = _resample(model, t, Q, V, fps, max_frames)
-    data = _scene(model, t, Q, visuals, shapes, body_frames, joint_axes)
+    data = _scene(model, t, Q, visuals, shapes, body_frames, joint_axes, meshes,
+                  max_mesh_bytes)
     data.update(height=int(height), speed=float(speed), autoplay=bool(autoplay))
+    if data.pop("skipped"):
+        import warnings
+
+        warnings.warn(f"3D view: some bodies are drawn without their {meshes} meshes, which "
+                      f"would pass max_mesh_bytes={max_mesh_bytes:g} (compressed) in the page; "
+                      "raise it, or pass meshes=None", UserWarning, stacklevel=3)
     payload = _json_script(data)
     version, lib = _library()
     ident = "mbc3d-" + f"{zlib.crc32(payload.encode()):08x}" + f"-{next(_counter)}"
@@ -722,6 +936,9 @@ def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, heig
                    '</button><input type="range" min="0" max="1000" value="0" '
                    'aria-label="time"><span class="mbc3d-time">t = '
                    f"{t[0]:.2f} s</span></div>")
+    if data["meshes"]:
+        out.append('<label class="mbc3d-switch"><input type="checkbox" checked> '
+                   f'{_escape(str(meshes))} meshes (off: inertia boxes)</label>')
     if legend:
         out.append('<div class="mbc3d-legend">' + "".join(
             f'<span style="--c:{b["color"]}">{_escape(b["name"])}</span>'
@@ -730,6 +947,9 @@ def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, heig
     if embed_library:
         out += [f'<script type="application/octet-stream" class="mbc3d-lib" '
                 f'data-file="{name}">{b64}</script>' for name, b64 in zip(_LIB_FILES, lib)]
+    out += [f'<script type="application/octet-stream" class="mbc3d-loader" '
+            f'data-file="{name}">{b64}</script>'
+            for name, b64 in _loader_sources(tuple(data["formats"]))]
     js = (_JS.replace("__ID__", ident).replace("__VERSION__", version)
           .replace("__PLAY__", _PLAY).replace("__PAUSE__", _PAUSE))
     out.append(f"<script>{js}</script></div>")
@@ -775,7 +995,8 @@ def _display(html, text):
 
 
 def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_frames=True,
-         joint_axes=True, embed_library=True, legend=True):
+         joint_axes=True, embed_library=True, legend=True, meshes="collision",
+         max_mesh_bytes=MAX_MESH_BYTES):
     """Interactive 3D view of a model at one configuration (three.js, works offline).
 
     Bodies are drawn as their URDF visuals or as the uniform box of their inertia, links
@@ -807,6 +1028,17 @@ def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_fr
         Put the compressed three.js into the output (default). ``False`` makes the output
         about 260 kB lighter, but it then draws only on a page where another view carries
         the library.
+    meshes : {"collision", "visual", None}
+        Draw the bodies of a URDF model with their ``<collision>`` (default) or
+        ``<visual>`` meshes (STL, OBJ or COLLADA files, found by
+        :func:`mbcourse.urdf.mesh_path`; the Panda's collision meshes ship with the
+        package, 135 kB in the page), with a switch under the picture back to the inertia
+        boxes. A body whose mesh files are not on this machine keeps its box. Meshes are
+        drawn in one colour per body (their own materials and textures are not read).
+    max_mesh_bytes : int
+        Embed at most this many compressed bytes of mesh files (default 4 MB; the Panda's
+        visual COLLADA meshes are 11 MB raw); bodies past it keep their boxes, with a
+        warning.
 
     Returns
     -------
@@ -830,7 +1062,8 @@ def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_fr
     """
     from .errors import ShapeError
 
-    _check_view(model, height=height, visuals=visuals, t=t)
+    _check_view(model, height=height, visuals=visuals, t=t, meshes=meshes,
+                max_mesh_bytes=max_mesh_bytes)
     q = model.neutral_q() if q is None else q
     q = model.check_q(q)
     if q.ndim != 1:
@@ -838,13 +1071,15 @@ def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_fr
                          f"got shape {q.shape}; use animate3d for a motion")
     return _display(view_html(model, [t], q[None], height=height, visuals=visuals,
                               shapes=shapes, body_frames=body_frames, joint_axes=joint_axes,
-                              embed_library=embed_library, legend=legend),
+                              embed_library=embed_library, legend=legend, meshes=meshes,
+                              max_mesh_bytes=max_mesh_bytes),
                     f"[{_caption(model, [t])}]")
 
 
 def animate3d(model, trajectory, *, fps=30.0, max_frames=300, speed=1.0, height=420,
               visuals=None, shapes=True, body_frames=True, joint_axes=True,
-              embed_library=True, autoplay=False, legend=True):
+              embed_library=True, autoplay=False, legend=True, meshes="collision",
+              max_mesh_bytes=MAX_MESH_BYTES):
     """Interactive 3D animation of a motion (three.js, works offline).
 
     The page holds the body poses of every frame as JSON and plays them in real time
@@ -866,7 +1101,7 @@ def animate3d(model, trajectory, *, fps=30.0, max_frames=300, speed=1.0, height=
         and frame).
     speed : float
         Playback speed (1: real time).
-    height, visuals, shapes, body_frames, joint_axes, legend, embed_library
+    height, visuals, shapes, body_frames, joint_axes, legend, embed_library, meshes, max_mesh_bytes
         As in :func:`view`.
     autoplay : bool
         Start playing when shown.
@@ -898,10 +1133,11 @@ def animate3d(model, trajectory, *, fps=30.0, max_frames=300, speed=1.0, height=
     (True, False)
     """
     _check_view(model, fps=fps, max_frames=max_frames, speed=speed, height=height,
-                visuals=visuals)
+                visuals=visuals, meshes=meshes, max_mesh_bytes=max_mesh_bytes)
     t, Q, V = _trajectory(model, trajectory)
     return _display(view_html(model, t, Q, V, fps=fps, max_frames=max_frames, speed=speed,
                               height=height, visuals=visuals, shapes=shapes,
                               body_frames=body_frames, joint_axes=joint_axes,
-                              embed_library=embed_library, autoplay=autoplay, legend=legend),
+                              embed_library=embed_library, autoplay=autoplay, legend=legend,
+                              meshes=meshes, max_mesh_bytes=max_mesh_bytes),
                     f"[{_caption(model, t)}]")

@@ -1,8 +1,8 @@
 """The package works where users install it: a wheel, installed (not editable) into a
 fresh environment, away from the source tree.
 
-The wheel must carry three.js (the 3D views inline it) and the two robots' URDF files as
-package data, and the compiled kernels must cache their machine code where they may: in
+The wheel must carry three.js and its mesh loaders (the 3D views inline them), the two
+robots' URDF files and the Panda's collision meshes as package data, and the compiled kernels must cache their machine code where they may: in
 numba's user cache directory when the package folder is not writable, or in
 ``NUMBA_CACHE_DIR`` when it is set (:func:`mbcourse.kernels.machine_code_folder`). The
 fresh environment borrows the dependencies (NumPy, numba, ...) of the project's
@@ -33,6 +33,7 @@ SCRIPT = textwrap.dedent("""
         panda = mb.urdf.robot("panda")
     html = mb.viz3d.view(panda, np.zeros(panda.nq))._repr_html_()
     assert len(html) > 200_000 and "DecompressionStream" in html, len(html)
+    assert 'class="mbc3d-loader" data-file="STLLoader.js"' in html   # the shipped meshes
     rng = np.random.default_rng(0)
     q, qd = rng.normal(size=panda.nq), rng.normal(size=panda.nv)
     fast = mb.vereshchagin.forward_dynamics(panda, q, qd, compiled=True)
@@ -83,6 +84,9 @@ def test_an_installed_package_draws_loads_robots_runs_compiled_and_grades(instal
                  "mbcourse/_vendor/threejs/three.core.min.js",
                  "mbcourse/_vendor/threejs/OrbitControls.js",
                  "mbcourse/_vendor/threejs/LICENSE", "mbcourse/_vendor/threejs/VERSION",
+                 "mbcourse/_vendor/threejs/STLLoader.js",
+                 "mbcourse/_vendor/threejs/ColladaComposer.js",
+                 "mbcourse/robots/meshes/panda_description/collision/link3.stl",
                  "mbcourse/robots/panda.urdf", "mbcourse/robots/so100.urdf"):
         assert data in names, data
     kernels = site / "mbcourse" / "kernels"

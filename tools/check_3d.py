@@ -48,7 +48,7 @@ PROBE = r"""
         var readout = e.querySelector('.mbc3d-time');
         return {pixels: a.length / 4, drawn0: drawn(a), drawn1: drawn(b), diff: diff,
                 frames: v.times.length, readout: readout ? readout.textContent : null,
-                state: e.getAttribute('data-state')};
+                state: e.getAttribute('data-state'), meshes: e.getAttribute('data-meshes')};
       }));
     } catch (e) { out.textContent = 'error: ' + e; }
   }
@@ -57,7 +57,10 @@ PROBE = r"""
     var s = Array.prototype.map.call(views, function (e) { return e.getAttribute('data-state'); });
     waited += 50;
     if (s.indexOf('error') >= 0) { clearInterval(poll); out.textContent = 'error: ' + document.body.textContent.slice(0, 400); }
-    else if (views.length && s.every(function (x) { return x === 'ready'; })) { clearInterval(poll); finish(views); }
+    else if (views.length && s.every(function (x) { return x === 'ready'; }) &&
+             Array.prototype.every.call(views, function (e) {   // meshes parsed, if any
+               return !e.querySelector('.mbc3d-switch') || e.hasAttribute('data-meshes'); })) {
+      clearInterval(poll); finish(views); }
     else if (waited > 15000) { clearInterval(poll); out.textContent = 'error: views not ready: ' + JSON.stringify(s); }
   }, 50);
 })();
