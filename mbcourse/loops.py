@@ -672,10 +672,13 @@ def _kkt(Amat, rhs, Hc, gammac, what, rank=None):
     near a singular configuration a true constraint's small singular value must be kept)."""
     try:
         L = np.linalg.cholesky(Amat)
+        if np.any(np.diagonal(L, axis1=-2, axis2=-1) ** 2
+                  <= 1e-12 * np.diagonal(Amat, axis1=-2, axis2=-1)):   # zero to rounding
+            raise np.linalg.LinAlgError
     except np.linalg.LinAlgError:
         raise SingularSystemError(
             f"{what}: the reduced system's mass matrix is not positive definite (a joint "
-            "coordinate moves no mass)") from None
+            "coordinate moves no mass, or the configuration loses a direction)") from None
     x0 = _chol_solve(L, rhs)
     if Hc.shape[1] == 0:
         B = rhs.shape[0]

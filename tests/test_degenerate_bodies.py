@@ -119,5 +119,13 @@ def test_a_configuration_that_loses_a_direction_is_named_not_answered():
             fd()
     with pytest.raises(SingularSystemError, match="hip_z"):
         mb.vereshchagin.forward_dynamics(m, q, qd)
+    rng = np.random.default_rng(3)                  # the lock at any other pose: refused
+    for _ in range(20):
+        ql = rng.uniform(-3.0, 3.0, 4)
+        ql[1] = np.pi / 2
+        for fd in (mb.tree.forward_dynamics, mb.vereshchagin.forward_dynamics,
+                   mb.loops.forward_dynamics, mb.tree.forward_dynamics_composite):
+            with pytest.raises(SingularSystemError):
+                fd(m, ql, rng.normal(size=4))
     q[1] = np.pi / 2 - 1e-3                          # near it: answered
     assert np.all(np.isfinite(mb.vereshchagin.forward_dynamics(m, q, qd)))
