@@ -103,8 +103,8 @@ def test_an_impossible_inertia_is_refused_or_with_strict_false_warned_about():
 def test_a_configuration_that_loses_a_direction_is_named_not_answered():
     """At hip_x = 90 degrees the hip_y axis lies along hip_z's: the three angles lose a
     direction (gimbal lock) and the mass matrix is singular to rounding (its smallest
-    eigenvalue ~1e-17). The formulations that factor it or divide by the recursion's
-    pivots refuse instead of returning rounding noise amplified 1e17 times."""
+    eigenvalue ~1e-17). Every formulation refuses instead of returning rounding noise
+    amplified 1e17 times (the dense KKT solve tests M on the motions the rows allow)."""
     m = leg()
     q = np.array([0.4, np.pi / 2, 0.6, -0.9])
     qd = np.array([1.0, -0.5, 0.3, 2.0])
@@ -114,7 +114,8 @@ def test_a_configuration_that_loses_a_direction_is_named_not_answered():
                lambda: mb.vereshchagin.forward_dynamics(m, q, qd, compiled=False),
                lambda: mb.vereshchagin.forward_dynamics(m, q, qd, compiled=True),
                lambda: mb.tree.forward_dynamics_composite(m, q, qd),
-               lambda: mb.loops.forward_dynamics(m, q, qd)):
+               lambda: mb.loops.forward_dynamics(m, q, qd),
+               lambda: mb.cartesian.forward_dynamics(m, q, qd, solver="dense")):
         with pytest.raises(SingularSystemError):
             fd()
     with pytest.raises(SingularSystemError, match="hip_z"):
@@ -124,7 +125,8 @@ def test_a_configuration_that_loses_a_direction_is_named_not_answered():
         ql = rng.uniform(-3.0, 3.0, 4)
         ql[1] = np.pi / 2
         for fd in (mb.tree.forward_dynamics, mb.vereshchagin.forward_dynamics,
-                   mb.loops.forward_dynamics, mb.tree.forward_dynamics_composite):
+                   mb.loops.forward_dynamics, mb.tree.forward_dynamics_composite,
+                   mb.cartesian.forward_dynamics):
             with pytest.raises(SingularSystemError):
                 fd(m, ql, rng.normal(size=4))
     q[1] = np.pi / 2 - 1e-3                          # near it: answered

@@ -71,6 +71,35 @@ def _is_deficient(eq, Q=None, rtol=1e-10):
     return bool(np.any(s[:, -1] <= rtol * np.maximum(s[:, 0], 1e-300)))
 
 
+def _definite_on_motions(eq, Vt):
+    """Refuse a KKT matrix that is singular to working precision although its rows are
+    independent: ``M`` must be positive definite on the motions the rows allow
+    (``Q dx = 0``), i.e. ``Z^T M Z`` with ``Z`` a basis of that null space, the last rows of
+    ``Vt`` in the SVD ``Q = U S Vt`` (``Vt`` None: no rows, ``Z = E``). A Cholesky pivot
+    below ``1e-12`` of its diagonal entry counts as zero, as in every other formulation.
+    Without this test an LU solve returns the rounding noise divided by a zero eigenvalue
+    (a joint that moves no mass only to rounding, three revolute axes in line)."""
+    M = eq.dense_M()
+    if Vt is None:
+        K = M
+    else:
+        Z = np.swapaxes(Vt[..., eq.nc:, :], -1, -2)
+        K = np.swapaxes(Z, -1, -2) @ M @ Z
+    if K.shape[-1] == 0:
+        return
+    try:
+        L = np.linalg.cholesky(K)
+        pivots = np.diagonal(L, axis1=-2, axis2=-1) ** 2
+        if np.any(pivots <= 1e-12 * np.diagonal(K, axis1=-2, axis2=-1)):
+            raise np.linalg.LinAlgError
+    except np.linalg.LinAlgError:
+        raise SingularSystemError(
+            "the KKT matrix is singular to working precision although the constraint rows "
+            "are independent: the masses do not resist every motion the joints allow (a "
+            "joint coordinate that moves no mass, or a configuration that loses a direction, "
+            "such as two revolute axes in line)") from None
+
+
 def _check_solution(model, eq, ddX, lam):
     """A non-finite solution of finite equations means a singular matrix; non-finite
     equations (overflowing speeds) are passed on for the caller's check of the result."""
@@ -164,10 +193,12 @@ def solve_dense(model, eq, redundant="raise"):
     B = eq.F.shape[0]
     N = eq.n * eq.dof
     Q = eq.dense_Q()
-    if _is_deficient(eq, Q):
+    sv, Vt = np.linalg.svd(Q, full_matrices=True)[1:] if eq.nc else (None, None)
+    if eq.nc and np.any(sv[:, -1] <= 1e-10 * np.maximum(sv[:, 0], 1e-300)):  # _is_deficient
         if redundant == "lstsq":
             return _lstsq(model, eq)
         _raise_redundant(model, eq)
+    _definite_on_motions(eq, Vt)
     H = np.zeros((B, N + eq.nc, N + eq.nc))
     H[:, :N, :N] = eq.dense_M()
     H[:, :N, N:] = np.swapaxes(Q, -1, -2)
