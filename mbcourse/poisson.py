@@ -335,6 +335,21 @@ def _lu_solve(V, b, joint):
         ) from None
 
 
+def _singular_to_rounding(V, A, Ms, joint):
+    """Refuse ``V = A^T M* A`` when it is singular to working precision: its smallest
+    eigenvalue below ``1e-12`` of its scale, ``A``'s linear rows against the largest
+    articulated mass of ``M*`` and its angular rows against the largest articulated moment
+    (as the recursion's :func:`mbcourse.vereshchagin` pivots). A direction of ``M*`` lost
+    to the joints outboard (two hip axes in line) leaves ``V`` at rounding level."""
+    diag = np.diagonal(Ms, axis1=-2, axis2=-1)
+    scale = (np.sum(A[..., :3, :] ** 2, axis=(-2, -1)) * diag[..., :3].max(-1)
+             + np.sum(A[..., 3:, :] ** 2, axis=(-2, -1)) * diag[..., 3:].max(-1))
+    if np.any(np.linalg.eigvalsh(V)[..., 0] <= 1e-12 * scale):
+        raise SingularSystemError(
+            f"joint {joint.name!r}: A^T M* A is singular (no mass moves along this joint, or "
+            "the joints outboard of it already move along its direction)")
+
+
 def _cholesky(V, joint):
     try:
         return np.linalg.cholesky(V)
@@ -383,6 +398,7 @@ def _sweep(kin, p, nv):
         if j.nv:
             MA = Ms @ A
             Vj = transpose(A) @ MA  # D_j = Vj^-1 (applied by LU solves)
+            _singular_to_rounding(Vj, A, Ms, j)
             G = transpose(_lu_solve(Vj, transpose(MA), j))  # M* A D (D symmetric)
             # H_j = E - M* A D A^T, applied without forming it (fewer operations, and
             # H M* = M* - G (M* A)^T stays symmetric):
@@ -433,7 +449,9 @@ def _cholesky_solve(kin, p, nv):
         phi[:, k] += mv(CT, w)
         if j.nv:
             AT = transpose(A)
-            L = _cholesky(AT @ Ms @ A, j)  # L L^T = A^T M* A
+            V = AT @ Ms @ A
+            _singular_to_rounding(V, A, Ms, j)
+            L = _cholesky(V, j)  # L L^T = A^T M* A
             x = _lower_solve(L, (p[:, j.v_slice] - mv(AT, w))[..., None])[..., 0]
             V = _lower_solve(L, AT @ MC)  # L V = A^T M* C
             Mstar[:, k] -= transpose(V) @ V

@@ -120,6 +120,10 @@ def test_a_configuration_that_loses_a_direction_is_named_not_answered():
             fd()
     with pytest.raises(SingularSystemError, match="hip_z"):
         mb.vereshchagin.forward_dynamics(m, q, qd)
+    p, _ = mb.poisson.momenta(m, q, qd)              # Ivanov's sweep and block Cholesky
+    for solver in ("sweep", "cholesky"):
+        with pytest.raises(SingularSystemError, match="hip_z"):
+            mb.poisson.velocities(m, q, p, solver=solver)
     rng = np.random.default_rng(3)                  # the lock at any other pose: refused
     for _ in range(20):
         ql = rng.uniform(-3.0, 3.0, 4)
