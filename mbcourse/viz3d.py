@@ -28,7 +28,8 @@ What is drawn, all from the Model (like :func:`mbcourse.viz.draw`):
 
 Data and page weight. Meshes add their compressed files once per view (the Panda's nine
 collision meshes: about 80 kB; at most ``max_mesh_bytes``, 4 MB by default) and the loader
-modules of their formats (STL 5 kB, OBJ 8 kB, COLLADA 33 kB, compressed and encoded). Otherwise only body poses are embedded (position and unit quaternion per body
+modules of their formats (STL 5 kB, OBJ 8 kB, COLLADA 33 kB, compressed and encoded).
+Otherwise only body poses are embedded (position and unit quaternion per body
 and frame, as JSON inside the page; a body that does not move is stored once). The motion
 is resampled to at most ``max_frames`` (default 300) frames, positions are rounded to
 ``1e-4`` of the scene size and quaternions to 4 decimals. A 10 s triple pendulum (300
@@ -477,7 +478,7 @@ def _scene_bodies(model, vis, shapes, points, link, meshes=None, store=None):
     for b in range(nb):
         body = model.bodies[b]
         solids, reach[b] = _body_solids(model, b, vis, shapes, link)
-        if meshes:
+        if meshes and body.name not in vis:      # a body given its visuals keeps them
             drawn = _mesh_solids(model, body.name, meshes, store)
             if drawn is not None:
                 for s in solids:
@@ -1017,9 +1018,11 @@ def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_fr
         "cylinder", "radius": r, "length": l, "origin": T}, {"type": "sphere", "radius":
         r}, ...]}`` with ``T`` a 4x4 transform from the body's frame (origin at its centre
         of mass) to the shape's (a cylinder's axis is the shape's z, as in URDF); optional
-        ``"rgba"``. ``"mesh"`` entries are skipped. Bodies not named keep their
-        ``visuals`` attribute if they have one, then the primitive URDF visuals of a
-        model from :func:`mbcourse.urdf.load`, else their inertia box.
+        ``"rgba"``. ``"mesh"`` entries are skipped. A body named here is drawn with these
+        shapes only (no mesh). Bodies not named keep their ``visuals`` attribute if they
+        have one, then the primitive URDF visuals of a model from
+        :func:`mbcourse.urdf.load`, else their inertia box (under their meshes, see
+        ``meshes``).
     shapes : bool
         Draw inertia boxes for bodies without visuals.
     body_frames, joint_axes, legend : bool

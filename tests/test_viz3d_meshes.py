@@ -102,6 +102,14 @@ def test_a_missing_file_or_the_size_limit_falls_back_to_the_boxes(panda, tmp_pat
         mb.viz3d.view(panda, max_mesh_bytes=-1)
 
 
+def test_a_body_given_its_visuals_keeps_them_without_meshes(panda):
+    box = {"type": "box", "size": (0.1, 0.1, 0.2), "origin": np.eye(4)}
+    data = _data(mb.viz3d.view(panda, np.zeros(panda.nq), visuals={"panda_link3": [box]}).data)
+    kinds = {b["name"]: [s["k"] for s in b["solids"]] for b in data["bodies"]}
+    assert kinds["panda_link3"] == ["box"] and "set" not in data["bodies"][3]["solids"][0]
+    assert kinds["panda_link4"] == ["mesh", "box"]
+
+
 def test_a_users_own_mesh_next_to_the_urdf_file(tmp_path):
     _tetrahedron_stl(tmp_path / "tip.stl", size=0.3)
     urdf = tmp_path / "arm.urdf"
