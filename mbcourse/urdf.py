@@ -34,11 +34,16 @@ The parser is the standard library's ``xml.etree.ElementTree``: URDF is a dozen 
 kinds, and a dependency such as yourdfpy would bring trimesh, lxml and network-fetching
 mesh loaders into a course environment that needs none of them.
 
-Two robots ship with the package (URDF only, without meshes; Apache-2.0, from
-example-robot-data 6.0.0, see ``mbcourse/robots/NOTICE.md``): the Franka Emika Panda
-(7 arm joints and two prismatic fingers) and the SO-100 desktop arm (6 revolute joints).
-Installing example-robot-data instead would add 131 MB of wheel (414 MB installed) for
-2 files of 15 and 10 kB.
+Two robots ship with the package (their URDF files and the Panda's nine collision meshes,
+128 kB; Apache-2.0, from example-robot-data 6.0.0, see ``mbcourse/robots/NOTICE.md``): the
+Franka Emika Panda (7 arm joints and two prismatic fingers) and the SO-100 desktop arm (6
+revolute joints). Installing example-robot-data instead would add 131 MB of wheel (414 MB
+installed); when it is installed, :func:`example_robot_data` finds its 69 robot files and
+:func:`mesh_path` their meshes.
+
+Robot files in the wild have links without mass (a hip of three revolute joints with two
+massless links between them), point masses (a mass without inertia) and inertias no rigid
+body can have; they load as given (see :func:`load`, ``strict``).
 
 Examples
 --------
