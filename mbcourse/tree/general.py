@@ -362,8 +362,8 @@ def _solve_spd(Amat, rhs, what, names=None):
             raise np.linalg.LinAlgError("singular to working precision")
     except np.linalg.LinAlgError:
         culprit = ""
-        if names is not None:
-            flat = np.asarray(Amat).reshape(-1, *Amat.shape[-2:])
+        flat = np.asarray(Amat).reshape(-1, *Amat.shape[-2:])
+        if names is not None and np.all(np.isfinite(flat)):
             worst = int(np.argmin([np.linalg.eigvalsh(A)[0] for A in flat]))
             vector = np.linalg.eigh(flat[worst])[1][:, 0]
             culprit = f" ({names[int(np.argmax(np.abs(vector)))]} moves no mass)"
