@@ -67,7 +67,7 @@ from . import poses as model_poses
 from .model import State
 from . import sim as _sim
 from .sim import Trajectory, initial_state
-from .spatial import cross, mv, skew, transpose
+from .spatial import cross, definite_cholesky, mv, skew, transpose
 
 __all__ = [
     "blocks", "LoopData", "prepare", "VelocityConstraint", "Kinematics", "kinematics",
@@ -671,10 +671,7 @@ def _kkt(Amat, rhs, Hc, gammac, what, rank=None):
     row's zero singular value grows with the drift and must not be taken for a constraint;
     near a singular configuration a true constraint's small singular value must be kept)."""
     try:
-        L = np.linalg.cholesky(Amat)
-        if np.any(np.diagonal(L, axis1=-2, axis2=-1) ** 2
-                  <= 1e-12 * np.diagonal(Amat, axis1=-2, axis2=-1)):   # zero to rounding
-            raise np.linalg.LinAlgError
+        L = definite_cholesky(Amat)
     except np.linalg.LinAlgError:
         raise SingularSystemError(
             f"{what}: the reduced system's mass matrix is not positive definite (a joint "

@@ -91,7 +91,7 @@ from .errors import ShapeError, SingularSystemError
 from . import forces as model_forces
 from . import poses as model_poses
 
-from .spatial import cross, mv, skew, transpose
+from .spatial import PIVOT_RTOL, cross, mv, pivot_scale, skew, transpose
 
 __all__ = ["SOLVERS", "ImpulseData", "prepare", "momenta", "velocities", "pdot",
            "generalized_forces", "simulate", "Trajectory", "dense_system", "DenseSystem",
@@ -337,14 +337,11 @@ def _lu_solve(V, b, joint):
 
 def _singular_to_rounding(V, A, Ms, joint):
     """Refuse ``V = A^T M* A`` when it is singular to working precision: its smallest
-    eigenvalue below ``1e-12`` of its scale, ``A``'s linear rows against the largest
-    articulated mass of ``M*`` and its angular rows against the largest articulated moment
-    (as the recursion's :func:`mbcourse.vereshchagin` pivots). A direction of ``M*`` lost
-    to the joints outboard (two hip axes in line) leaves ``V`` at rounding level."""
-    diag = np.diagonal(Ms, axis1=-2, axis2=-1)
-    scale = (np.sum(A[..., :3, :] ** 2, axis=(-2, -1)) * diag[..., :3].max(-1)
-             + np.sum(A[..., 3:, :] ** 2, axis=(-2, -1)) * diag[..., 3:].max(-1))
-    if np.any(np.linalg.eigvalsh(V)[..., 0] <= 1e-12 * scale):
+    eigenvalue at or below :data:`~mbcourse.spatial.PIVOT_RTOL` of
+    :func:`~mbcourse.spatial.pivot_scale` (as the recursion's pivots). A direction of
+    ``M*`` lost to the joints outboard (two hip axes in line) leaves ``V`` at rounding
+    level."""
+    if np.any(np.linalg.eigvalsh(V)[..., 0] <= PIVOT_RTOL * pivot_scale(Ms, A)):
         raise SingularSystemError(
             f"joint {joint.name!r}: A^T M* A is singular (no mass moves along this joint, or "
             "the joints outboard of it already move along its direction)")

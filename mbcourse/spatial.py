@@ -39,6 +39,9 @@ __all__ = [
     "is_rotation",
     "mv",
     "transpose",
+    "PIVOT_RTOL",
+    "definite_cholesky",
+    "pivot_scale",
 ]
 
 
@@ -129,6 +132,56 @@ def transpose(M):
     if np.ndim(M) < 2:
         raise _bad("transpose", "M", np.asarray(M), "matrices, shape (..., m, k)")
     return np.swapaxes(M, -1, -2)
+
+
+#: A pivot at or below this fraction of its scale counts as zero: the matrix is singular to
+#: working precision (a coordinate that moves no mass, a lost direction), and a solve with
+#: it would return rounding noise divided by rounding noise.
+PIVOT_RTOL = 1e-12
+
+
+def definite_cholesky(A):
+    """The Cholesky factor ``L`` (``A = L L^T``, batched) of a matrix that is positive
+    definite to working precision; ``numpy.linalg.LinAlgError`` otherwise, also when a
+    pivot ``L_ii^2`` is at or below :data:`PIVOT_RTOL` of its diagonal entry ``A_ii`` (which
+    ``numpy.linalg.cholesky`` accepts).
+
+    Examples
+    --------
+    >>> definite_cholesky(np.diag([4.0, 9.0]))
+    array([[2., 0.],
+           [0., 3.]])
+    >>> definite_cholesky(np.array([[1.0, 1.0], [1.0, 1.0 + 1e-14]]))
+    Traceback (most recent call last):
+    ...
+    numpy.linalg.LinAlgError: singular to working precision
+    """
+    L = np.linalg.cholesky(A)
+    if np.any(np.diagonal(L, axis1=-2, axis2=-1) ** 2
+              <= PIVOT_RTOL * np.diagonal(A, axis1=-2, axis2=-1)):
+        raise np.linalg.LinAlgError("singular to working precision")
+    return L
+
+
+def pivot_scale(M, S):
+    """The scale against which the articulated pivot ``S^T M S`` (chapter 4's ``U_k``,
+    Ivanov's ``A^T M* A``) is called zero: ``S``'s linear rows (0..2) times the largest
+    mass on ``M``'s diagonal plus its angular rows (3..5) times the largest moment.
+    ``M`` (..., 6, 6), ``S`` (..., 6) or (..., 6, k); returns (...). A direction that the
+    joints outboard have taken out of ``M`` leaves ``S^T M S`` at rounding level while this
+    scale stays that of the bodies.
+
+    Examples
+    --------
+    >>> M = np.diag([2.0, 2.0, 2.0, 0.1, 0.1, 0.0])       # no moment about z left
+    >>> float(pivot_scale(M, np.array([0, 0, 0, 0, 0, 1.0])))
+    0.1
+    """
+    S = np.asarray(S, dtype=float)
+    S = S[..., None] if S.ndim == np.ndim(M) - 1 else S
+    diag = np.diagonal(M, axis1=-2, axis2=-1)
+    return (np.sum(S[..., :3, :] ** 2, axis=(-2, -1)) * diag[..., :3].max(-1)
+            + np.sum(S[..., 3:, :] ** 2, axis=(-2, -1)) * diag[..., 3:].max(-1))
 
 
 def skew(a):

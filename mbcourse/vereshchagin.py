@@ -48,7 +48,7 @@ from .kernels import model_data, route
 from . import sim as _sim
 from .errors import SingularSystemError
 from . import forces as model_forces
-from .spatial import cross, skew
+from .spatial import PIVOT_RTOL, cross, pivot_scale, skew
 
 __all__ = ["RecursionData", "prepare", "forward_dynamics", "articulated", "simulate"]
 
@@ -310,17 +310,6 @@ def _singular(j):
         "joints outboard of it already move along its direction)")
 
 
-def _pivot_scale(Mk, Sk):
-    """What ``U_k = S_k^T M*_k S_k`` is compared with to call it zero (``1e-12`` of it):
-    ``S_k``'s linear part against the largest articulated mass of ``M*_k``, its angular
-    part against the largest articulated moment. A direction of ``M*_k`` lost to the joints
-    outboard (two hip axes in line) leaves ``U_k`` at rounding level while the others keep
-    this scale."""
-    diag = np.diagonal(Mk, axis1=-2, axis2=-1)
-    return (np.vecdot(Sk[..., :3], Sk[..., :3]) * diag[..., :3].max(-1)
-            + np.vecdot(Sk[..., 3:], Sk[..., 3:]) * diag[..., 3:].max(-1))
-
-
 def _articulate(k, kin, tau, M_star, Q_star):
     """Backward pass, leaves to root (3.178)-(3.179): fold each body's articulated
     ``M*_k``, ``Q*_k`` into its parent (in place); returns ``U_k^-1`` per joint (a row of
@@ -340,7 +329,7 @@ def _articulate(k, kin, tau, M_star, Q_star):
             Sk = S[i]
             MS = np.matvec(Mk, Sk)
             U = np.vecdot(Sk, MS)
-            U_scalar[i] = np.where(U > 1e-12 * _pivot_scale(Mk, Sk), U, 0.0)
+            U_scalar[i] = np.where(U > PIVOT_RTOL * pivot_scale(Mk, Sk), U, 0.0)
             gain = MS / U[:, None]  # M* S U^-1
             u = tau[:, j.v_slice.start] + np.vecdot(Sk, r)
             Ma = Mk - gain[:, :, None] * MS[:, None, :]

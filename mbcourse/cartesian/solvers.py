@@ -20,6 +20,7 @@ import numpy as np
 import scipy.linalg
 
 from ..errors import InconsistentStateError, ModelError, SingularSystemError, TopologyError
+from ..spatial import definite_cholesky
 
 __all__ = ["solve_dense", "solve_schur", "solve_ldlt", "redundancy", "kkt_blocks", "fill_in",
            "block_pattern", "tree_order", "SOLVERS"]
@@ -88,10 +89,7 @@ def _definite_on_motions(eq, Vt):
     if K.shape[-1] == 0:
         return
     try:
-        L = np.linalg.cholesky(K)
-        pivots = np.diagonal(L, axis1=-2, axis2=-1) ** 2
-        if np.any(pivots <= 1e-12 * np.diagonal(K, axis1=-2, axis2=-1)):
-            raise np.linalg.LinAlgError
+        definite_cholesky(K)
     except np.linalg.LinAlgError:
         raise SingularSystemError(
             "the KKT matrix is singular to working precision although the constraint rows "

@@ -21,6 +21,8 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from ..spatial import PIVOT_RTOL
+
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "INLINE", "Work", "workspace",
            "joint_workspace", "joint_motion", "body_terms", "joint_force", "joint_acceleration",
            "load_wrench", "spring_torques", "spring_wrenches",
@@ -730,13 +732,13 @@ def cholesky_factor(H):
 @nb.njit(**OPTS)
 def cholesky_factor_n(H, n):
     """:func:`cholesky_factor` of the leading ``n x n`` block of ``H``. A pivot below
-    ``1e-12`` of its diagonal entry counts as zero: ``H`` is singular to working precision
+    :data:`~mbcourse.spatial.PIVOT_RTOL` of its diagonal entry counts as zero: ``H`` is singular to working precision
     (a coordinate that moves no mass, a lost direction), and the factor would be noise."""
     for j in range(n):
         s = H[j, j]
         for k in range(j):
             s -= H[j, k] * H[j, k]
-        if not s > 1e-12 * H[j, j]:
+        if not s > PIVOT_RTOL * H[j, j]:
             return False
         d = np.sqrt(s)
         H[j, j] = d

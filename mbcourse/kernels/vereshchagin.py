@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..spatial import PIVOT_RTOL
 from .common import (B_BASE, I_NV, INLINE, OPTS, cholesky_factor_n, cross, finite, fold,
                      kinematics, lower_solve, matvec, shift, spring_torques, upper_solve,
                      workspace)
@@ -69,7 +70,7 @@ def _articulate(ints, tau, ws):
                 scale = 0.0
                 for k in range(3):
                     scale += S[v0, k] * S[v0, k] * lin + S[v0, k + 3] * S[v0, k + 3] * ang
-                if not U[0, 0] > 1e-12 * scale:         # singular to working precision
+                if not U[0, 0] > PIVOT_RTOL * scale:    # as spatial.pivot_scale
                     return False
                 for k in range(6):
                     X[0, k] = MS[0, k] / U[0, 0]

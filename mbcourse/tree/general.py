@@ -48,7 +48,7 @@ from ..errors import ShapeError, SingularSystemError
 from .. import forces as model_forces
 from .. import poses as model_poses
 from ..state import State
-from ..spatial import cross, mv, transpose
+from ..spatial import cross, definite_cholesky, mv, transpose
 
 __all__ = ["TreeStructure", "prepare", "TreeTerms", "terms", "mass_matrix", "bias_forces",
            "forward_dynamics", "forward_dynamics_composite", "inverse_dynamics", "driven",
@@ -356,10 +356,7 @@ def _solve_spd(Amat, rhs, what, names=None):
     with the speed that moves (almost) no mass: the largest entry of the eigenvector of
     its smallest eigenvalue."""
     try:
-        L = np.linalg.cholesky(Amat)
-        pivots = np.diagonal(L, axis1=-2, axis2=-1) ** 2
-        if np.any(pivots <= 1e-12 * np.diagonal(Amat, axis1=-2, axis2=-1)):
-            raise np.linalg.LinAlgError("singular to working precision")
+        L = definite_cholesky(Amat)
     except np.linalg.LinAlgError:
         culprit = ""
         flat = np.asarray(Amat).reshape(-1, *Amat.shape[-2:])
