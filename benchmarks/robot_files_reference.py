@@ -12,10 +12,9 @@ states in mbcourse's coordinates with Pinocchio's ``q''`` converted back. Run it
 
     .venv/bin/python benchmarks/robot_files_reference.py
 
-Conventions: Pinocchio's ``continuous`` joints have two coordinates ``(cos q, sin q)``
-and one speed; its free joint's quaternion is ``(x, y, z, w)`` and its linear velocity
-and force in the base's axes; mbcourse's free joint takes them in world axes
-(:class:`PinocchioRobot` in benchmarks/robots.py does the same conversion).
+The states and the conversion to Pinocchio's coordinates (``continuous`` joints as
+``(cos q, sin q)``, the free joint's quaternion order and base-axes velocity) are those of
+the robot benchmarks (:class:`robots.PinocchioRobot`, :func:`robots.random_states`).
 """
 
 import pathlib
@@ -25,9 +24,12 @@ import warnings
 import numpy as np
 import pinocchio as pin
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
 import mbcourse as mb  # noqa: E402
+from robots import PinocchioRobot, random_states  # noqa: E402
 
 STATES = 2
 TARGET = ROOT / "tests" / "data" / "robot_files_pinocchio.npz"
@@ -53,52 +55,6 @@ def well_posed(pm, rng):
     return True
 
 
-def to_pinocchio(pm, model, q, v, tau):
-    """Pinocchio's ``(q, v, tau)`` of an mbcourse state, and the map of speeds back."""
-    qp, vp, tp = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv)
-    iv = np.zeros(pm.nv, int)
-    free = None
-    for joint in model.joints:
-        pj = pm.joints[pm.getJointId(joint.name)]
-        qs, vs = joint.q_slice, joint.v_slice
-        if joint.floating:
-            free = vs
-            qp[pj.idx_q:pj.idx_q + 3] = q[qs][:3]
-            qp[pj.idx_q + 3:pj.idx_q + 7] = q[qs][[4, 5, 6, 3]]
-        elif pj.nq == 2 and joint.nq == 1:                  # continuous: (cos, sin)
-            qp[pj.idx_q:pj.idx_q + 2] = np.cos(q[qs][0]), np.sin(q[qs][0])
-        else:
-            assert (pj.nq, pj.nv) == (joint.nq, joint.nv), joint.name
-            qp[pj.idx_q:pj.idx_q + pj.nq] = q[qs]
-        iv[pj.idx_v:pj.idx_v + pj.nv] = np.arange(vs.start, vs.stop)
-    vp[:], tp[:] = v[iv], tau[iv]
-    if free is not None:
-        RT = mb.spatial.quat_to_matrix(q[3:7]).T
-        vp[:3], tp[:3] = RT @ v[:3], RT @ tau[:3]
-    return qp, vp, tp, iv, free is not None
-
-
-def pinocchio_qdd(pm, model, q, v, tau):
-    qp, vp, tp, iv, free = to_pinocchio(pm, model, q, v, tau)
-    a = pin.aba(pm, pm.createData(), qp, vp, tp)
-    out = np.empty_like(a)
-    out[iv] = a
-    if free:
-        out[:3] = mb.spatial.quat_to_matrix(q[3:7]) @ (a[:3] + np.cross(vp[3:6], vp[:3]))
-    return out
-
-
-def random_states(model, rng):
-    Q = rng.uniform(-np.pi, np.pi, size=(STATES, model.nq))
-    for joint in model.joints:
-        if joint.floating:
-            Q[:, joint.q_slice][:, :3] = rng.normal(size=(STATES, 3))
-            quat = rng.normal(size=(STATES, 4))
-            Q[:, joint.q_slice.start + 3:joint.q_slice.stop] = (
-                quat / np.linalg.norm(quat, axis=1, keepdims=True))
-    return Q, rng.normal(size=(STATES, model.nv)), rng.normal(size=(STATES, model.nv))
-
-
 def main():
     folder = mb.urdf.example_robot_data()
     if folder is None:
@@ -107,7 +63,7 @@ def main():
     rng = np.random.default_rng(20261127)
     arrays = {}
     files = sorted(folder.rglob("*.urdf"))
-    for path in files:
+    for n, path in enumerate(files):
         rel = path.relative_to(folder).as_posix()
         for base in ("fixed", "floating"):
             key = f"{rel}|{base}"
@@ -126,10 +82,10 @@ def main():
                 except mb.errors.ModelError as exc:
                     print(f"{key}: mbcourse refuses it ({str(exc)[-80:]})")
                     continue
-            Q, V, T = random_states(model, rng)
+            Q, V, T = random_states(model, STATES, seed=2 * n + (base == "floating"))
+            robot = PinocchioRobot(path, model)
             arrays[f"{key}|q"], arrays[f"{key}|v"], arrays[f"{key}|tau"] = Q, V, T
-            arrays[f"{key}|qdd"] = np.array([pinocchio_qdd(pm, model, *x)
-                                             for x in zip(Q, V, T)])
+            arrays[f"{key}|qdd"] = np.array([robot.qdd(*x) for x in zip(Q, V, T)])
     arrays["pinocchio_version"] = np.array(pin.__version__)
     arrays["files"] = np.array([p.relative_to(folder).as_posix() for p in files])
     np.savez_compressed(TARGET, **arrays)

@@ -81,20 +81,26 @@ class PinocchioRobot:
         self.pm = (pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating
                    else pin.buildModelFromUrdf(str(path)))
         self.pdata = self.pm.createData()
-        assert (self.pm.nq, self.pm.nv) == (model.nq, model.nv), (self.pm.nq, model.nq)
+        assert self.pm.nv == model.nv, (self.pm.nv, model.nv)
         self.free = None  # (mbcourse q index, v index, Pinocchio q index, v index)
         iq, iv = np.zeros(self.pm.nq, int), np.zeros(self.pm.nv, int)
+        self.unbounded = []  # (Pinocchio q index, mbcourse q index): (cos q, sin q)
         for joint in model.joints:
             jid = self.pm.getJointId(joint.name)
             assert jid < self.pm.njoints, f"Pinocchio has no joint {joint.name!r}"
             pj = self.pm.joints[jid]
-            assert (pj.nq, pj.nv) == (joint.nq, joint.nv), joint.name
             qs, vs = joint.q_slice, joint.v_slice
+            if (pj.nq, pj.nv, joint.nq, joint.nv) == (2, 1, 1, 1):   # URDF continuous
+                self.unbounded.append((pj.idx_q, qs.start))
+                iv[pj.idx_v] = vs.start
+                continue
+            assert (pj.nq, pj.nv) == (joint.nq, joint.nv), joint.name
             if joint.floating:
                 assert pj.idx_q == 0 and pj.idx_v == 0 and qs.start == 0 and vs.start == 0
                 self.free = True
             iq[pj.idx_q:pj.idx_q + pj.nq] = np.arange(qs.start, qs.stop)
             iv[pj.idx_v:pj.idx_v + pj.nv] = np.arange(vs.start, vs.stop)
+        assert self.pm.nq == model.nq + len(self.unbounded), (self.pm.nq, model.nq)
         if self.free:  # Pinocchio's quaternion is (qx, qy, qz, qw)
             iq[3:7] = [4, 5, 6, 3]
         self.iq, self.iv = iq, iv
@@ -102,6 +108,8 @@ class PinocchioRobot:
     def inputs(self, q, v, tau):
         """Pinocchio's ``(q, v, tau)`` of one mbcourse state."""
         qp, vp, tp = q[self.iq], v[self.iv], tau[self.iv]
+        for k, j in self.unbounded:
+            qp[k:k + 2] = np.cos(q[j]), np.sin(q[j])
         if self.free:
             RT = mb.spatial.quat_to_matrix(q[3:7]).T
             vp[:3], tp[:3] = RT @ v[:3], RT @ tau[:3]
