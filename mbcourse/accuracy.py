@@ -52,6 +52,7 @@ import numpy as np
 
 from .errors import ModelError, ShapeError, SingularSystemError
 from .spatial import axis_angle, cross, is_rotation, matrix_to_quat
+from .coupling import coupled
 
 __all__ = [
     "ROTATION", "TRANSLATION", "Motion", "Chain", "Coefficients", "Errors", "Bounds",
@@ -826,6 +827,7 @@ class _ChainWalk:
         self.frame_name, self.offset = self.names[outer], -outer_point
 
 
+@coupled("refuse")
 def chain(model, body, point=(0.0, 0.0, 0.0), *, t=0.0):
     """The elementary-motion :class:`Chain` from the ground to ``body`` of ``model``
     (see :meth:`Chain.from_model`)."""
@@ -840,6 +842,7 @@ def _model_call(model, q, body, point, t):
     return ch, q
 
 
+@coupled("refuse")
 def influence(model, q, body, point=(0.0, 0.0, 0.0), *, t=0.0):
     """First-order influence coefficients of the joint coordinates (9) on a Model: **contract**.
 
@@ -875,6 +878,7 @@ def influence(model, q, body, point=(0.0, 0.0, 0.0), *, t=0.0):
     return ch.influence(q)
 
 
+@coupled("refuse")
 def second_order(model, q, body, point=(0.0, 0.0, 0.0), *, t=0.0):
     """Second-order coefficients (10) on a Model: **contract**.
 
@@ -897,6 +901,7 @@ def second_order(model, q, body, point=(0.0, 0.0, 0.0), *, t=0.0):
     return ch.second_order(q)
 
 
+@coupled("refuse")
 def third_order(model, q, body, point=(0.0, 0.0, 0.0), *, t=0.0):
     """Third-order Taylor coefficients ``(a3, b3)``, each (..., 3, nv, nv, nv)
     (see :meth:`Chain.third_order`)."""
@@ -904,6 +909,7 @@ def third_order(model, q, body, point=(0.0, 0.0, 0.0), *, t=0.0):
     return ch.third_order(q)
 
 
+@coupled("refuse")
 def motion_errors(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0), *, dq, dqd=None, dqdd=None,
                   t=0.0):
     """Velocity and acceleration errors (31) of a body and a point of a Model

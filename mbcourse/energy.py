@@ -22,10 +22,12 @@ import numpy as np
 
 from .forces import spring_geometry
 from .poses import body_poses, body_velocities
+from .coupling import coupled
 
 __all__ = ["kinetic_energy", "potential_energy"]
 
 
+@coupled("state")
 def kinetic_energy(model, q, qd, t=0.0):
     """``sum(m v^2 / 2 + omega^T J omega / 2)`` (...,) at a checked state."""
     _, A = body_poses(model, q, t)
@@ -36,6 +38,7 @@ def kinetic_energy(model, q, qd, t=0.0):
                   + np.sum(omega_body * J_omega, axis=(-1, -2)))
 
 
+@coupled("state")
 def potential_energy(model, q, t=0.0):
     """Gravity ``-sum(m g . r)`` plus every spring's ``stiffness (L - rest_length)^2 / 2``
     and every joint spring's ``stiffness (q - rest)^2 / 2``, shape (...,), at a checked

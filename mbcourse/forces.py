@@ -34,6 +34,7 @@ import numpy as np
 from .errors import ModelError, ShapeError, SingularSystemError
 from .poses import body_poses, body_velocities
 from .spatial import cross
+from .coupling import coupled
 
 __all__ = ["applied_wrenches", "generalized_forces", "callable_forces", "damping_power",
            "spring_geometry", "spring_tension", "evaluate"]
@@ -133,6 +134,7 @@ def _add_springs(model, F, M, r, A, vel, omega):
     M[..., 0, :] = 0.0
 
 
+@coupled("state")
 def applied_wrenches(model, q=None, qd=None, t=0.0, poses=None, velocities=None,
                      orientations=None):
     """Resultant applied force and moment about each centre of mass, inertial axes, at a
@@ -183,6 +185,7 @@ def applied_wrenches(model, q=None, qd=None, t=0.0, poses=None, velocities=None,
     return F, M
 
 
+@coupled("force")
 def generalized_forces(model, q, qd=None, t=0.0):
     """Generalized forces (..., nv) of the joint springs and ``add_generalized_force``
     callables at a checked state (``qd=None``: at rest); zero when the model has none."""
@@ -210,6 +213,7 @@ def callable_forces(model, q, qd, t=0.0):
     return out
 
 
+@coupled("state")
 def damping_power(model, q, qd, t=0.0):
     """Power of every damper, ``-sum c (dL/dt)^2 - sum c_j qd_j^2`` (<= 0), shape (...,), at
     a checked state."""

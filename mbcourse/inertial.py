@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ModelError, ShapeError
+from .coupling import coupled
 
 __all__ = ["Decomposition", "decompose", "decompose_tree", "subsystem_ends",
            "decompose_numeric", "forming_bodies", "powers"]
@@ -212,6 +213,7 @@ def decompose_tree(H, q, qd, ends=None, simplify=True):
     return out
 
 
+@coupled("refuse")
 def subsystem_ends(model):
     """``N_i`` for every generalized speed of a tree model: the last coordinate carried by it.
 
@@ -259,6 +261,7 @@ def _single_state(model, q, qd, what):
     return state.q[0], None if qd is None else state.qd[0]
 
 
+@coupled("refuse")
 def mass_matrix_derivatives(model, q, h=1e-5, mass_matrix=None):
     """``dH/dq_k`` of a Model's mass matrix, shape (N, N, N) with ``[j, i, k]``.
 
@@ -294,6 +297,7 @@ def _derivatives(model, q, h, mass_matrix):
     return out
 
 
+@coupled("refuse")
 def decompose_numeric(model, q, qd, mass_matrix=None):
     """Telegin's split at a state of a Model, with numbers (no sympy).
 
@@ -355,6 +359,7 @@ def powers(decomposition, qd):
     return tuple(float(p @ v) for p in parts)
 
 
+@coupled("refuse")
 def forming_bodies(model, coordinate):
     """The bodies whose motions form the inertial forces of a coordinate (Telegin 2, 3).
 

@@ -62,6 +62,7 @@ import numpy as np
 from .errors import ModelError, ShapeError
 from .model import Body, Model
 from .spatial import cross, mv, skew, transpose
+from .coupling import coupled
 
 __all__ = ["frame_pose", "point_velocity", "point_acceleration", "frame_velocity",
            "frame_acceleration", "jacobian", "jacobian_dot"]
@@ -274,6 +275,7 @@ def _columns(model, steps, P, B, vP=None):
 
 
 # ------------------------------------------------------------------ public API
+@coupled("state")
 def frame_pose(model, q, body, point=(0.0, 0.0, 0.0), t=0.0):
     """World position of a body point and the body's orientation.
 
@@ -317,6 +319,7 @@ def frame_pose(model, q, body, point=(0.0, 0.0, 0.0), t=0.0):
     return state.result(P, "frame_pose"), state.result(A, "frame_pose")
 
 
+@coupled("state")
 def frame_velocity(model, q, qd, body, point=(0.0, 0.0, 0.0), t=0.0):
     """Linear velocity of a body point and angular velocity of the body, world axes.
 
@@ -352,6 +355,7 @@ def _velocity(model, q, qd, body, point, t, fn):
     return state.result(vP, fn), state.result(om, fn)
 
 
+@coupled("state")
 def point_velocity(model, q, qd, body, point=(0.0, 0.0, 0.0), t=0.0):
     """Velocity of a point fixed in a body, world axes, shape (..., 3).
 
@@ -367,6 +371,7 @@ def point_velocity(model, q, qd, body, point=(0.0, 0.0, 0.0), t=0.0):
     return _velocity(model, q, qd, body, point, t, "point_velocity")[0]
 
 
+@coupled("state")
 def frame_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0), t=0.0):
     """Linear acceleration of a body point and angular acceleration of the body, world axes.
 
@@ -405,6 +410,7 @@ def _acceleration(model, q, qd, qdd, body, point, t, fn):
     return state.result(aP, fn), state.result(al, fn)
 
 
+@coupled("state")
 def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0), t=0.0):
     """Acceleration of a point fixed in a body, world axes, shape (..., 3).
 
@@ -420,6 +426,7 @@ def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0), t=0.0):
     return _acceleration(model, q, qd, qdd, body, point, t, "point_acceleration")[0]
 
 
+@coupled("columns")
 def jacobian(model, q, body, point=(0.0, 0.0, 0.0), t=0.0):
     """Jacobian of a body point in world axes: ``[v_P; omega] = J qd``, shape (..., 6, nv).
 
@@ -457,6 +464,7 @@ def jacobian(model, q, body, point=(0.0, 0.0, 0.0), t=0.0):
     return state.result(_columns(model, steps, P, P.shape[0])[0], "jacobian")
 
 
+@coupled("columns")
 def jacobian_dot(model, q, qd, body, point=(0.0, 0.0, 0.0), t=0.0):
     """Time derivative of :func:`jacobian` along the motion, shape (..., 6, nv).
 

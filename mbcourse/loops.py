@@ -68,6 +68,7 @@ from .model import State
 from . import sim as _sim
 from .sim import Trajectory, initial_state
 from .spatial import cross, definite_cholesky, mv, skew, transpose
+from .coupling import coupled
 
 __all__ = [
     "blocks", "LoopData", "prepare", "VelocityConstraint", "Kinematics", "kinematics",
@@ -746,6 +747,7 @@ def solve(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, constraints=(
     return _solve(model, data, state, user, check, "mb.loops.solve")
 
 
+@coupled("forward")
 def forward_dynamics(model, q, qd, tau=None, *, t=0.0, cut=None, planar=None, constraints=(),
                      compiled=None):
     """Generalized accelerations of a closed mechanism by the cut-joint method (**contract**).

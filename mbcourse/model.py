@@ -136,6 +136,22 @@ __all__ = ["Model", "Body", "Joint", "Load", "Spring", "JointSpring", "Generaliz
 _EYE = np.eye(3)
 
 
+#: Prepared items a model with mimic joints builds for itself; any other is a formulation's
+#: (which runs on ``model.coupling.full``), refused by name (:func:`mbcourse.coupling.refusal`).
+_COUPLED_KEYS = frozenset({"counts", "coupling", "graph", "tree", ("outward_joints",), "masses",
+                           "inertias"})
+
+
+def _reduced_state(fn, coupling, generalized):
+    """``fn(t, q, qd)`` of the independent coordinates as a function of the full ones (a
+    generalized force's result on the full speeds, zero on the mimic joints)."""
+    def full(t, q, qd):
+        out = fn(t, coupling.reduce_q(q), None if qd is None else coupling.reduce_qd(qd))
+        return coupling.tau(out) if generalized else out
+    full.__wrapped__ = fn
+    return full
+
+
 def _deprecated(old, new):
     warnings.warn(f"{old} is deprecated: use {new} (qd names the speeds everywhere)",
                   DeprecationWarning, stacklevel=3)
@@ -191,6 +207,7 @@ class Model:
         d["_springs"] = []
         d["_joint_springs"] = []
         d["_generalized_forces"] = []
+        d["_mimics"] = []  # coupled coordinates, mbcourse.coupling
         d["parameters"] = {}  # free-form: the dimensions a model builder used
         d["_body_index"] = {base: 0}
         d["_joint_index"] = {}
@@ -245,6 +262,9 @@ class Model:
         try:
             return self._prepared[key]
         except KeyError:
+            if self._mimics and key not in _COUPLED_KEYS:
+                from .coupling import caller, refusal
+                raise refusal(self, caller()) from None
             value = self._prepared[key] = build()
             return value
 
@@ -476,8 +496,9 @@ class Model:
         for key in extra:  # validated like a later assignment
             object.__setattr__(joint, key, joint._validate(key, extra[key]))
         joint._parent_name, joint._child_name = self._bodies[ip].name, self._bodies[im].name
-        joint.q_slice = slice(self.nq, self.nq + joint.nq)
-        joint.v_slice = slice(self.nv, self.nv + joint.nv)
+        nq, nv = self._full_counts()
+        joint.q_slice = slice(nq, nq + joint.nq)
+        joint.v_slice = slice(nv, nv + joint.nv)
         joint._freeze()
         self._joints.append(joint)
         self._joint_index[name] = joint.index
@@ -612,16 +633,136 @@ class Model:
         """Number of joints."""
         return len(self._joints)
 
+    def _full_counts(self):
+        """``(nq, nv)`` of the joints' own coordinates (mimic joints included)."""
+        return self.prepared("counts", lambda: (sum(j.nq for j in self._joints),
+                                                sum(j.nv for j in self._joints)))
+
     @property
     def nq(self):
-        """Length of the configuration vector ``q``."""
-        return self.prepared("nq", lambda: sum(j.nq for j in self._joints))
+        """Length of the configuration vector ``q`` (the independent coordinates: a mimic
+        joint, :meth:`add_mimic`, has none of its own)."""
+        return self.coupling.nq if self._mimics else self._full_counts()[0]
 
     @property
     def nv(self):
         """Length of the generalized-speed vector ``qd`` (= degrees of freedom of a tree;
         Pinocchio's name ``nv``)."""
-        return self.prepared("nv", lambda: sum(j.nv for j in self._joints))
+        return self.coupling.nv if self._mimics else self._full_counts()[1]
+
+    # ------------------------------------------------------ coupled coordinates
+    def add_mimic(self, joint, primary, multiplier=1.0, offset=0.0):
+        """Couple a joint's coordinate to another's, ``q_joint = multiplier * q_primary +
+        offset`` (URDF ``<mimic>``; the Panda's second finger follows the first).
+
+        The model then has the independent coordinates only: ``nq`` and ``nv`` drop by one,
+        :attr:`q_names` lose the mimic joint's, and every formulation takes and returns
+        the independent coordinates (:mod:`mbcourse.coupling` explains how: the joints keep
+        their own coordinates, ``model.coupling`` maps them). :meth:`uncoupled` gives the
+        model with independent joints again.
+
+        Parameters
+        ----------
+        joint, primary : str or Joint
+            Two different joints with one coordinate each (revolute, prismatic, screw);
+            ``primary`` may not itself be a mimic joint, and a joint mimics one joint.
+        multiplier, offset : float
+            Finite numbers (units of ``joint`` per unit of ``primary``, and of ``joint``).
+
+        Returns
+        -------
+        mbcourse.coupling.Mimic
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.models.double_pendulum()
+        >>> m.add_mimic("B", "A", multiplier=-2.0)
+        Mimic('B' = -2 * 'A' + 0)
+        >>> m.nq, m.q_names
+        (1, ['A.angle'])
+        """
+        from .coupling import Mimic
+        names = []
+        for ref, role in ((joint, "joint"), (primary, "primary")):
+            j = self._joints[self._joint_number(ref.name if isinstance(ref, Joint) else ref,
+                                                f"add_mimic: {role}")]
+            if j.nq != 1 or j.nv != 1:
+                raise ModelError(
+                    f"add_mimic: {role} {j.name!r} is a {j.kind} joint with {j.nv} speeds; a "
+                    "mimic couples joints of one coordinate (revolute, prismatic, screw)")
+            names.append(j.name)
+        joint, primary = names
+        if joint == primary:
+            raise ModelError(f"add_mimic: joint {joint!r} cannot mimic itself")
+        taken = {c.joint: c for c in self._mimics}
+        if joint in taken:
+            raise ModelError(f"add_mimic: joint {joint!r} already mimics "
+                             f"{taken[joint].primary!r}")
+        if primary in taken:
+            raise ModelError(
+                f"add_mimic: primary {primary!r} is itself a mimic joint (of "
+                f"{taken[primary].primary!r}); couple {joint!r} to {taken[primary].primary!r}")
+        if any(c.primary == joint for c in self._mimics):
+            raise ModelError(f"add_mimic: joint {joint!r} is the primary of another mimic "
+                             "joint; a primary keeps its own coordinate")
+        values = []
+        for value, what in ((multiplier, "multiplier"), (offset, "offset")):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer,
+                                                                  np.floating)) \
+                    or not np.isfinite(value):
+                raise ModelError(f"add_mimic: {what} of {joint!r} must be a finite number, "
+                                 f"got {value!r}")
+            values.append(float(value))
+        mimic = Mimic(joint, primary, *values)
+        self._mimics.append(mimic)
+        self._touch()
+        return mimic
+
+    @property
+    def mimics(self):
+        """The coupled coordinates (:meth:`add_mimic`), a tuple of
+        :class:`mbcourse.coupling.Mimic`."""
+        return tuple(self._mimics)
+
+    @property
+    def coupling(self):
+        """The map between the independent coordinates and the joints' own
+        (:class:`mbcourse.coupling.Coupling`); None without mimic joints."""
+        if not self._mimics:
+            return None
+        from .coupling import Coupling
+        return self.prepared("coupling", lambda: Coupling(self))
+
+    def uncoupled(self):
+        """A copy whose mimic joints are independent joints again (the joints' own
+        coordinates; e.g. the Panda's two fingers moving separately).
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.models.double_pendulum()
+        >>> _ = m.add_mimic("B", "A")
+        >>> m.nq, m.uncoupled().nq
+        (1, 2)
+        """
+        return self._uncoupled(self.coupling) if self._mimics else self.copy()
+
+    def _uncoupled(self, coupling):
+        """The copy without couplings; force callables written for the independent
+        coordinates are handed those (and a generalized force acts on its own joints)."""
+        new = self.copy()
+        new.__dict__["_mimics"] = []
+        if coupling is None:
+            return new
+        for load in new._loads:
+            for key in ("force", "torque"):
+                fn = getattr(load, key)
+                if callable(fn):
+                    object.__setattr__(load, key, _reduced_state(fn, coupling, False))
+        for element in new._generalized_forces:
+            object.__setattr__(element, "fn", _reduced_state(element.fn, coupling, True))
+        return new
 
     def body(self, name):
         """The :class:`Body` with this name (or number)."""
@@ -636,11 +777,15 @@ class Model:
     @property
     def q_names(self):
         """Names of the configuration coordinates, e.g. ``'shoulder.angle'``."""
+        if self._mimics:
+            return list(self.coupling.q_names)
         return [f"{j.name}.{c}" for j in self._joints for c in j.coordinate_names]
 
     @property
     def qd_names(self):
         """Names of the generalized speeds (of ``qd``, ``qdd`` and ``tau``)."""
+        if self._mimics:
+            return list(self.coupling.qd_names)
         return [f"{j.name}.{c}" for j in self._joints for c in j.qd_names]
 
     @property
@@ -809,10 +954,15 @@ class Model:
         """Validate a configuration of shape (..., nq); returns floats with unit
         quaternions (renormalized within ``QUATERNION_TOL``, refused beyond).
         See :func:`mbcourse.state.check_q`."""
+        if self._mimics:
+            c = self.coupling
+            return c.reduce_q(c.full.check_q(c.q(q)))
         return _state.check_q(self, q)
 
     def check_qd(self, qd, name="qd"):
         """Validate generalized speeds (or accelerations: ``name``) of shape (..., nv)."""
+        if self._mimics:
+            return self.coupling.check(name, qd, True)
         return _state.check_qd(self, qd, name)
 
     def check_v(self, v, name="qd"):
@@ -822,6 +972,8 @@ class Model:
 
     def check_tau(self, tau):
         """Validate generalized forces (``None`` means zero)."""
+        if self._mimics:
+            return np.zeros(self.nv) if tau is None else self.coupling.check("tau", tau, True)
         return _state.check_tau(self, tau)
 
     def check_state(self, q, qd=None, tau=None, *, qdd=None, t=0.0, qd_name="qd"):
@@ -841,6 +993,8 @@ class Model:
     # ------------------------------------------- evaluation: checked wrappers
     def neutral_q(self):
         """The configuration with every joint at ``q = 0`` (identity quaternions)."""
+        if self._mimics:
+            return self.coupling.full.neutral_q()[self.coupling.iq]
         return np.concatenate([j.neutral() for j in self._joints]) if self._joints else np.zeros(0)
 
     def qdot(self, q, qd):

@@ -92,6 +92,7 @@ from . import forces as model_forces
 from . import poses as model_poses
 
 from .spatial import PIVOT_RTOL, cross, mv, pivot_scale, skew, transpose
+from .coupling import coupled
 
 __all__ = ["SOLVERS", "ImpulseData", "prepare", "momenta", "velocities", "pdot",
            "generalized_forces", "simulate", "Trajectory", "dense_system", "DenseSystem",
@@ -277,6 +278,7 @@ def _project(kin, mu, nv):
     return p
 
 
+@coupled("momenta")
 def momenta(model, q, qd, *, t=0.0):
     """Generalized momenta ``p = A^T mu = dT/dqd`` and subtree momenta ``mu`` (Ivanov (6)).
 
@@ -481,6 +483,7 @@ def _solve(model, state, solver):
     return k, base, kin, qd, v, mu
 
 
+@coupled("velocities")
 def velocities(model, q, p, *, t=0.0, solver="sweep", return_momenta=False):
     """Generalized speeds from generalized momenta: solve (6) for ``qd`` (the **contract**).
 
@@ -587,6 +590,7 @@ def _accumulate(kin, F):
     return Fs
 
 
+@coupled("force")
 def generalized_forces(model, q, qd=None, *, t=0.0):
     """Generalized applied forces ``Q = A^T T^T F`` plus the model's generalized forces, O(n).
 

@@ -28,12 +28,14 @@ import numpy as np
 
 from .joints import normalize_quaternions
 from .spatial import cross
+from .coupling import coupled
 
 __all__ = ["body_poses", "body_velocities", "qdot", "normalize_q"]
 
 _EYE = np.eye(3)
 
 
+@coupled("state")
 def body_poses(model, q, t=0.0):
     """Centre-of-mass positions ``r`` (..., n + 1, 3) and orientations ``A``
     (..., n + 1, 3, 3) of all bodies (base included) at a checked ``q`` (..., nq)."""
@@ -59,6 +61,7 @@ def body_poses(model, q, t=0.0):
     return r, A
 
 
+@coupled("state")
 def body_velocities(model, q, qd, t=0.0, A=None):
     """Centre-of-mass velocities ``vel`` and angular velocities ``omega`` (..., n + 1, 3),
     inertial axes, at a checked state; ``A`` are the orientations of :func:`body_poses`
@@ -91,6 +94,7 @@ def body_velocities(model, q, qd, t=0.0, A=None):
     return vel, omega
 
 
+@coupled("q")
 def qdot(model, q, qd):
     """``dq/dt`` (..., nq) at a checked state (differs from ``qd`` for quaternions)."""
     out = np.empty(np.broadcast_shapes(q.shape[:-1], qd.shape[:-1]) + (model.nq,))
@@ -99,6 +103,7 @@ def qdot(model, q, qd):
     return out
 
 
+@coupled("q")
 def normalize_q(model, q):
     """Scale the quaternions of a real finite ``q`` (..., nq) to unit length (a zero one is
     refused, naming the joint); returns a new array."""

@@ -61,6 +61,8 @@ from .kernels import model_data
 from .kernels.common import dissipation
 from .model import Model
 from .spatial import cross
+from . import coupling as _coupling
+from .coupling import coupled
 
 __all__ = ["SimData", "prepare", "simulate", "simulator", "initial_state", "Trajectory",
            "momentum", "check_model", "tau_function", "check_t_eval", "check_method",
@@ -120,6 +122,7 @@ def prepare(model):
 
 
 # ---------------------------------------------------------------------- monitors
+@coupled("state")
 def momentum(model, q, qd, *, t=0.0):
     """Linear momentum and angular momentum about the inertial origin.
 
@@ -582,6 +585,10 @@ def simulate(model, forward_dynamics, t_span, q0, qd0=None, tau=None, *, method=
     IntegrationError
         The integration stopped early (the message says whether the motion blew up).
     """
+    if getattr(model, "_mimics", None):
+        return _coupling.simulate(simulate, model, forward_dynamics, t_span, q0, qd0, tau,
+                                  method=method, rtol=rtol, atol=atol, t_eval=t_eval,
+                                  max_step=max_step, dense_output=dense_output, **options)
     _check_forward_dynamics(model, forward_dynamics, options)
     t0, t1, q0, qd0, tau_fn = initial_state(model, t_span, q0, qd0, tau)
     method, t_eval = check_method(method), check_t_eval(t_eval, t0, t1)

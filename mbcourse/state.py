@@ -110,9 +110,18 @@ def check_array(name, value, size, labels):
     return arr
 
 
+def _refuse_coupled(model):
+    """A model with mimic joints reaches the checks only through a function that does not
+    take its independent coordinates (those that do run on ``model.coupling.full``)."""
+    if getattr(model, "_mimics", None):
+        from .coupling import caller, refusal
+        raise refusal(model, caller())
+
+
 def check_q(model, q):
     """A configuration of shape (..., nq) as floats with unit quaternions (renormalized
     within ``QUATERNION_TOL``, refused beyond): **the** check of every public entry."""
+    _refuse_coupled(model)
     q = check_array("q", q, model.nq, lambda: model.q_names)
     joints = model.joints
     if model.prepared("has_quaternions", lambda: any(j.quaternion is not None for j in joints)):
@@ -123,11 +132,13 @@ def check_q(model, q):
 def check_qd(model, qd, name="qd"):
     """Generalized speeds (or accelerations, forces: ``name`` says which) of shape
     (..., nv), real and finite."""
+    _refuse_coupled(model)
     return check_array(name, qd, model.nv, lambda: model.qd_names)
 
 
 def check_tau(model, tau):
     """Generalized forces of shape (..., nv); ``None`` means zero."""
+    _refuse_coupled(model)
     if tau is None:
         return np.zeros(model.nv)
     return check_array("tau", tau, model.nv, lambda: model.qd_names)

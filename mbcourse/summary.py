@@ -43,15 +43,25 @@ def tables(model):
             cut = set(model.graph.spanning_tree()[1].tolist())
     except TopologyError:
         pass
+    mimic = {c.joint: c for c in model.mimics}
+    shift = [0, 0]                      # coordinates of the mimic joints met so far
+
+    def where(s, k):
+        start, stop = s.start - shift[k], s.stop - shift[k]
+        return "-" if stop == start else (f"{start}" if stop == start + 1 else f"{start}:{stop}")
     for j in model.joints:
-        def where(s):
-            return "-" if s.stop == s.start else (
-                f"{s.start}" if s.stop == s.start + 1 else f"{s.start}:{s.stop}")
         kind, coords = j.summary_cells()
         kind += " (closes a loop)" if j.index in cut else ""
+        if j.name in mimic:
+            c = mimic[j.name]
+            q = v = "-"
+            coords += f" = {c.multiplier:g} {c.primary} + {c.offset:g} (mimic)"
+            shift[0] += 1
+            shift[1] += 1
+        else:
+            q, v = where(j.q_slice, 0), where(j.v_slice, 1)
         joints.append((str(j.index), j.name, kind, model.bodies[j.parent].name,
-                       model.bodies[j.child].name, where(j.q_slice), where(j.v_slice),
-                       coords))
+                       model.bodies[j.child].name, q, v, coords))
     return [("Bodies", ("#", "name", "mass", "central inertia (body axes)"), bodies),
             ("Joints", ("#", "name", "kind", "parent", "child", "q", "v", "coordinates"),
              joints)]

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ModelError, ShapeError
+from .coupling import coupled
 
 __all__ = ["SymbolicModel", "derive", "mass_matrix", "lambdify", "COMPILE_BASE",
            "COMPILE_PER_LINE"]
@@ -93,6 +94,7 @@ class SymbolicModel:
         return self.H * qdd + self.h - self.Q - tau
 
 
+@coupled("refuse")
 def derive(model, parameters=None, simplify=True):
     """Derive the symbolic equations of a small tree Model.
 
@@ -312,6 +314,7 @@ def _load_forces(model, q, r, A, Jw):
     return Q
 
 
+@coupled("refuse")
 def mass_matrix(model, parameters=None, simplify=True):
     """The symbolic mass matrix ``H(q)`` and its coordinates: ``(H, q)``.
 

@@ -49,6 +49,7 @@ from . import sim as _sim
 from .errors import SingularSystemError
 from . import forces as model_forces
 from .spatial import PIVOT_RTOL, cross, pivot_scale, skew
+from .coupling import coupled
 
 __all__ = ["RecursionData", "prepare", "forward_dynamics", "articulated", "simulate"]
 
@@ -453,6 +454,7 @@ def articulated(model, q, qd, tau=None, *, t=0.0):
             state.result(np.swapaxes(Q_star, 0, 1), what))
 
 
+@coupled("forward")
 def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     """Generalized accelerations by the separate-bodies recursion (the **contract** function).
 

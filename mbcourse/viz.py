@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .coupling import coupled
+
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from IPython.display import HTML
     from matplotlib.animation import Animation
@@ -430,6 +432,7 @@ def _segment_hits_box(boxes, segments, samples=7):
 _PLANES = {"xy": (0, 1), "xz": (0, 2), "yz": (1, 2), "zx": (2, 0), "zy": (2, 1), "yx": (1, 0)}
 
 
+@coupled("state")
 def draw(model, q=None, *, ax=None, plane="xy", t=0.0, labels=True, centres=True,
          hinge_vectors=False, color=None, alpha=1.0, lw=4.0, poses=None):
     """Draw a model at a configuration, labelled, with matplotlib.

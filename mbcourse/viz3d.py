@@ -76,6 +76,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from .coupling import coupled
 
 __all__ = ["view", "animate3d", "view_html", "THREEJS_DIR"]
 
@@ -891,6 +892,7 @@ class _Motion:
         self.t, self.q, self.qd = t, q, qd
 
 
+@coupled("state")
 def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, height=420,
               visuals=None, shapes=True, body_frames=True, joint_axes=True,
               embed_library=True, autoplay=False, legend=True, meshes="collision",
@@ -995,6 +997,7 @@ def _display(html, text):
     return View3D(html)
 
 
+@coupled("state")
 def view(model, q=None, *, t=0.0, height=420, visuals=None, shapes=True, body_frames=True,
          joint_axes=True, embed_library=True, legend=True, meshes="collision",
          max_mesh_bytes=MAX_MESH_BYTES):

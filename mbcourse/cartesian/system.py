@@ -63,6 +63,7 @@ from .. import forces as model_forces
 from .. import poses as model_poses
 from ..spatial import cross, mv, transpose
 from . import constraints as C
+from ..coupling import coupled
 
 __all__ = [
     "prepare",
@@ -904,6 +905,7 @@ def solve(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None, redunda
     return Solution(eq, ddX, lam, qdd)
 
 
+@coupled("forward")
 def forward_dynamics(model, q, qd, tau=None, *, t=0.0, solver="dense", planar=None,
                      redundant="raise", compiled=None):
     """Generalized accelerations from the Cartesian formulation (the **contract** function).

@@ -36,6 +36,7 @@ from ..spatial import cross, mv, transpose
 from . import barycentre as bc
 from . import general
 from .spherical import joint_axes
+from ..coupling import coupled
 
 __all__ = ["FloatingData", "prepare", "floating_matrices", "forward_dynamics"]
 
@@ -161,6 +162,7 @@ def floating_matrices(model, q, qd, *, t=0.0):
             state.result(kin[1], what), state.result(kin[3], what))
 
 
+@coupled("forward")
 def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
     """Generalized accelerations of a free-floating system from (3.45) and (3.69).
 

@@ -49,6 +49,7 @@ from .. import forces as model_forces
 from .. import poses as model_poses
 from ..state import State
 from ..spatial import cross, definite_cholesky, mv, transpose
+from ..coupling import coupled
 
 __all__ = ["TreeStructure", "prepare", "TreeTerms", "terms", "mass_matrix", "bias_forces",
            "forward_dynamics", "forward_dynamics_composite", "inverse_dynamics", "driven",
@@ -372,6 +373,7 @@ def _solve_spd(Amat, rhs, what, names=None):
     return np.linalg.solve(transpose(L), np.linalg.solve(L, rhs[..., None]))[..., 0]
 
 
+@coupled("matrix")
 def mass_matrix(model, q, *, t=0.0):
     """The mass matrix ``A(q)`` of (3.167): ``Phi m Phi^T + (pT) J (pT)^T``.
 
@@ -415,6 +417,7 @@ def mass_matrix_unchecked(model, q, t=0.0):
                                                                      "mb.tree.mass_matrix")
 
 
+@coupled("force")
 def bias_forces(model, q, qd, *, t=0.0):
     """``B`` of (3.167) without ``tau``: applied, spring, gyroscopic and velocity terms.
 
@@ -438,6 +441,7 @@ def bias_forces(model, q, qd, *, t=0.0):
     return state.result(Bvec, "mb.tree.bias_forces")
 
 
+@coupled("forward")
 def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     """Generalized accelerations from ``A qdd = B + tau`` (3.167) (the **contract** function).
 
@@ -492,6 +496,7 @@ def forward_dynamics(model, q, qd, tau=None, *, t=0.0, compiled=None):
     return state.result(out, "mb.tree.forward_dynamics")
 
 
+@coupled("forward")
 def forward_dynamics_composite(model, q, qd, tau=None, *, t=0.0):
     """Generalized accelerations of ``A qdd = B + tau`` assembled by composite bodies.
 
@@ -525,6 +530,7 @@ def forward_dynamics_composite(model, q, qd, tau=None, *, t=0.0):
     return out
 
 
+@coupled("force")
 def inverse_dynamics(model, q, qd, qdd, *, t=0.0):
     """Generalized actuator forces ``tau = A qdd - B`` that produce the accelerations ``qdd``.
 

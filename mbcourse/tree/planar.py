@@ -81,6 +81,7 @@ import numpy as np
 from ..errors import ModelError, ShapeError, SingularSystemError
 from .. import forces as model_forces
 from ..spatial import axis_angle, mv, transpose
+from ..coupling import coupled
 
 __all__ = ["PlanarParameters", "prepare", "planar_parameters", "planar_equations",
            "absolute_angles", "relative_coordinates", "relative_accelerations", "mass_matrix",
@@ -530,6 +531,7 @@ def planar_equations(model, phi, dphi, forces=None, *, t=0.0):
             np.broadcast_to(R, shape))
 
 
+@coupled("matrix")
 def mass_matrix(model, q, *, t=0.0):
     """Mass matrix in the model's relative coordinates, ``J^T A J`` with ``J = -T^T sigma``.
 
@@ -551,6 +553,7 @@ def mass_matrix(model, q, *, t=0.0):
     return state.result(J.T @ A @ J, "mb.tree.planar.mass_matrix")
 
 
+@coupled("forward")
 def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
     """Joint accelerations of a planar tree from (3.43), in the model's coordinates.
 

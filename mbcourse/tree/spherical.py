@@ -52,6 +52,7 @@ from .. import poses as model_poses
 from ..spatial import cross, mv, skew, transpose
 from . import barycentre as bc
 from . import general
+from ..coupling import coupled
 
 __all__ = ["KFormData", "prepare", "K_matrix", "M0", "joint_axes", "forward_dynamics"]
 
@@ -307,6 +308,7 @@ def _slides(model, data, kin, F, acc0):
     return Gx, np.kron(data.mu, np.eye(3)), proj, lam.reshape(B, 3 * s), R.reshape(B, 3 * s)
 
 
+@coupled("forward")
 def forward_dynamics(model, q, qd, tau=None, *, t=0.0):
     """Generalized accelerations through the ``K`` form and the projection (3.89)–(3.91).
 
