@@ -14,7 +14,14 @@ states in mbcourse's coordinates with Pinocchio's ``q''`` converted back. Run it
 
 The states and the conversion to Pinocchio's coordinates (``continuous`` joints as
 ``(cos q, sin q)``, the free joint's quaternion order and base-axes velocity) are those of
-the robot benchmarks (:class:`robots.PinocchioRobot`, :func:`robots.random_states`).
+the robot benchmarks (:class:`robots.PinocchioRobot`, :func:`robots.random_states`). Those
+models keep every joint independent (``mb.urdf.load(..., mimic=False)``, Pinocchio's
+default), because Pinocchio's ``aba`` does not take mimic joints.
+
+The files with ``<mimic>`` joints are also loaded coupled (``mb.urdf.load``'s default,
+``nq = nv`` of the independent coordinates) and compared with Pinocchio built with
+``mimic=True`` (fixed base): ``q'' = M^-1 (tau - h)`` from its ``crba`` and ``rnea``, stored
+in ``tests/data/robot_files_pinocchio_mimic.npz``.
 """
 
 import pathlib
@@ -33,6 +40,7 @@ from robots import PinocchioRobot, random_states  # noqa: E402
 
 STATES = 2
 TARGET = ROOT / "tests" / "data" / "robot_files_pinocchio.npz"
+MIMIC_TARGET = ROOT / "tests" / "data" / "robot_files_pinocchio_mimic.npz"
 
 
 def pinocchio_model(path, floating):
@@ -78,7 +86,8 @@ def main():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 try:
-                    model = mb.urdf.load(path, floating_base=base == "floating")
+                    model = mb.urdf.load(path, floating_base=base == "floating",
+                                         mimic=False)
                 except mb.errors.ModelError as exc:
                     print(f"{key}: mbcourse refuses it ({str(exc)[-80:]})")
                     continue
@@ -92,5 +101,66 @@ def main():
     print(f"wrote {TARGET.relative_to(ROOT)}: {len(files)} files (Pinocchio {pin.__version__})")
 
 
+def mimic_qdd(pm, model, q, v, tau):
+    """Pinocchio's ``q''`` (``crba``, ``rnea``; its ``aba`` has no mimic joints) of a state
+    of a coupled mbcourse model (independent coordinates, fixed base)."""
+    data, c = pm.createData(), model.coupling
+    full = c.full
+    qp, vp, tp, where = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv), []
+    position = {int(f): k for k, f in enumerate(c.iv)}
+    for joint in full.joints:
+        pj = pm.joints[pm.getJointId(joint.name)]
+        if pj.nv == 0:                                 # Pinocchio's mimic joint
+            continue
+        k = position[joint.v_slice.start]
+        x = q[k]                                       # one-coordinate joints here
+        if pj.nq == 2:
+            qp[pj.idx_q:pj.idx_q + 2] = np.cos(x), np.sin(x)
+        else:
+            qp[pj.idx_q] = x
+        vp[pj.idx_v], tp[pj.idx_v] = v[k], tau[k]
+        where.append((pj.idx_v, k))
+    M = pin.crba(pm, data, qp)
+    M = np.triu(M) + np.triu(M, 1).T
+    a = np.linalg.solve(M, tp - pin.rnea(pm, data, qp, vp, np.zeros(pm.nv)))
+    out = np.empty(model.nv)
+    for i, k in where:
+        out[k] = a[i]
+    return out
+
+
+def mimic_reference(folder):
+    """The files with mimic joints that Pinocchio builds with ``mimic=True``."""
+    arrays, names = {}, []
+    for n, path in enumerate(sorted(folder.rglob("*.urdf"))):
+        if "<mimic" not in path.read_text(errors="replace"):
+            continue
+        rel = path.relative_to(folder).as_posix()
+        try:
+            pm = pin.buildModelFromUrdf(str(path), mimic=True)
+        except (RuntimeError, ValueError) as exc:
+            print(f"{rel}: Pinocchio refuses mimic=True ({str(exc).splitlines()[0][:60]})")
+            continue
+        pm.gravity.linear[:] = (0.0, 0.0, -9.81)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = mb.urdf.load(path)
+        assert model.nv == pm.nv, (rel, model.nv, pm.nv)
+        if not model.mimics:                               # "<mimic" in a comment only
+            continue
+        Q, V, T = random_states(model, STATES, seed=n)
+        arrays[f"{rel}|q"], arrays[f"{rel}|v"], arrays[f"{rel}|tau"] = Q, V, T
+        arrays[f"{rel}|qdd"] = np.array([mimic_qdd(pm, model, *x) for x in zip(Q, V, T)])
+        names.append(rel)
+    arrays["files"] = np.array(names)
+    arrays["pinocchio_version"] = np.array(pin.__version__)
+    np.savez_compressed(MIMIC_TARGET, **arrays)
+    print(f"wrote {MIMIC_TARGET.relative_to(ROOT)}: {len(names)} files with mimic joints")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--mimic"]:
+        mimic_reference(mb.urdf.example_robot_data())
+    else:
+        main()
+        mimic_reference(mb.urdf.example_robot_data())

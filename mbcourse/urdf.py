@@ -21,8 +21,9 @@ centres of mass as origins (Wittenburg's convention), so the translation is shor
   ``root_joint`` whose coordinates are the root link frame's position and quaternion;
 * ``continuous`` is a revolute joint, ``floating`` a free joint; ``planar`` joints are
   refused (the Model has no planar joint), naming the joint;
-* a ``<mimic>`` joint loads as an independent joint with a warning naming it (Pinocchio's
-  default): the Model has no coupled coordinates.
+* a ``<mimic>`` joint is a coupled coordinate, ``q_j = multiplier q_i + offset``
+  (:meth:`~mbcourse.Model.add_mimic`): the Panda has ``nq = nv = 8``, as Pinocchio built with
+  ``mimic=True``; ``mimic=False`` loads it as an independent joint (Pinocchio's default).
 
 What the Model does not use is kept in ``model.parameters["urdf"]``: the robot's name, the
 file, every link's frame (``links[name] = (body, point, rotation)``: the body carrying it,
@@ -48,16 +49,15 @@ body can have; they load as given (see :func:`load`, ``strict``).
 Examples
 --------
 >>> import numpy as np, mbcourse as mb
->>> import warnings
->>> with warnings.catch_warnings():
-...     warnings.simplefilter("ignore")        # the mimic finger joint is reported
-...     panda = mb.urdf.robot("panda")
->>> panda.n, panda.nv, [j.name for j in panda.joints][:2]
-(9, 9, ['panda_joint1', 'panda_joint2'])
+>>> panda = mb.urdf.robot("panda")
+>>> panda.n, panda.nv, [j.name for j in panda.joints][:2]   # the second finger mimics the first
+(9, 8, ['panda_joint1', 'panda_joint2'])
+>>> panda.mimics
+(Mimic('panda_finger_joint2' = 1 * 'panda_finger_joint1' + 0),)
 >>> body, point, axes = panda.parameters["urdf"]["links"]["panda_hand_tcp"]
 >>> body
 'panda_link7'
->>> r, R = mb.kinematics.frame_pose(panda, np.zeros(9), body, point)
+>>> r, R = mb.kinematics.frame_pose(panda, np.zeros(panda.nq), body, point)
 >>> r.round(4)                      # the tool centre point at the zero pose
 array([ 0.088 ,  0.    ,  0.8226])
 """
@@ -175,8 +175,9 @@ def mesh_path(filename, source=None):
     return next((c for c in candidates if c.is_file()), None)
 
 
-def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False):
-    """A shipped robot as a Model: ``"panda"`` (9 joints) or ``"so100"`` (6 joints).
+def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, mimic=True):
+    """A shipped robot as a Model: ``"panda"`` (9 joints, the second finger a mimic joint:
+    ``nq = nv = 8``) or ``"so100"`` (6 joints).
 
     See :func:`load` for the arguments.
 
@@ -187,7 +188,8 @@ def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False)
     >>> [j.name for j in arm.joints]
     ['shoulder_pan', 'shoulder_lift', 'elbow_flex', 'wrist_flex', 'wrist_roll', 'gripper']
     """
-    return load(robot_path(name), floating_base=floating_base, gravity=gravity, strict=strict)
+    return load(robot_path(name), floating_base=floating_base, gravity=gravity, strict=strict,
+                mimic=mimic)
 
 
 # ----------------------------------------------------------------- small geometry
@@ -465,7 +467,7 @@ def _composite(parts):
     return mass, centre, inertia
 
 
-def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False):
+def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, mimic=True):
     """Read a URDF robot into a :class:`~mbcourse.Model`.
 
     Parameters
@@ -483,6 +485,10 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False
         violate the triangle inequality, as in several published robot files) is loaded
         with an :class:`~mbcourse.errors.InertiaWarning` naming the file, the link and the
         inequality. ``True``: refused (``ModelError``).
+    mimic : bool
+        ``True`` (default): a ``<mimic>`` joint's coordinate is coupled to its primary's
+        (:meth:`~mbcourse.Model.add_mimic`), so ``nq`` and ``nv`` count the independent
+        coordinates. ``False``: every joint keeps its own coordinate.
 
     Returns
     -------
@@ -525,7 +531,7 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False
     >>> mb.vereshchagin.forward_dynamics(m, [0.3], [0.0]).round(6)   # -m g l sin q / (I + m l^2)
     array([-4.141505])
     """
-    for flag, value in (("floating_base", floating_base), ("strict", strict)):
+    for flag, value in (("floating_base", floating_base), ("strict", strict), ("mimic", mimic)):
         if not isinstance(value, (bool, np.bool_)):
             raise ModelError(f"{flag} must be True or False, got {value!r}")
     name, origin, links, joints = _parse(source)
@@ -540,10 +546,16 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False
     if floating_base:
         model.add_joint("root_joint", "free", ground, root, child_point=-centre[root])
     mimics = _add_joints(model, order, owner, parent_joint, centre)
-    if mimics:
-        described = ", ".join(f"{k!r} (mimics {v['joint']!r})" for k, v in mimics.items())
-        warnings.warn(f"{origin}: mimic joints {described} are loaded as independent "
-                      "joints (the Model has no coupled coordinates)", stacklevel=2)
+    for joint, relation in mimics.items() if mimic else ():
+        if relation["joint"] not in model._joint_index:
+            raise ModelError(f"{origin}: joint {joint!r}: <mimic joint="
+                             f"{relation['joint']!r}> names no moving joint of the file; "
+                             "load it with mimic=False to keep every joint independent")
+        try:
+            model.add_mimic(joint, relation["joint"], relation["multiplier"],
+                            relation["offset"])
+        except ModelError as exc:
+            raise ModelError(f"{origin}: joint {joint!r}, <mimic>: {exc}") from None
     frames, shapes = _placements(order, owner, links, centre)
     model.parameters["urdf"] = {
         "name": name, "source": origin, "root": root, "floating_base": bool(floating_base),

@@ -26,9 +26,11 @@ pytestmark = pytest.mark.skipif(
     FOLDER is None, reason="example-robot-data is not installed (make test installs the "
     "files with pip install --no-deps example-robot-data; the bench extra brings it too)")
 
-REFERENCE = np.load(pathlib.Path(__file__).parent / "data" / "robot_files_pinocchio.npz") \
-    if FOLDER is not None else None
+DATA = pathlib.Path(__file__).parent / "data"
+REFERENCE = np.load(DATA / "robot_files_pinocchio.npz") if FOLDER is not None else None
 FILES = [str(f) for f in REFERENCE["files"]] if REFERENCE is not None else []
+MIMIC = np.load(DATA / "robot_files_pinocchio_mimic.npz") if FOLDER is not None else None
+MIMIC_FILES = [str(f) for f in MIMIC["files"]] if MIMIC is not None else []
 TOL = 1e-9
 
 METHODS = {
@@ -47,8 +49,8 @@ METHODS = {
 
 def _load(path, floating):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # inertia and mimic warnings (tested below)
-        return mb.urdf.load(path, floating_base=floating)
+        warnings.simplefilter("ignore")          # inertia warnings (tested below)
+        return mb.urdf.load(path, floating_base=floating, mimic=False)
 
 
 def _singular_bodies(model):
@@ -127,3 +129,63 @@ def test_refusals_name_the_file_and_the_element():
         warnings.simplefilter("ignore", mb.errors.InertiaWarning)   # its other links
         mb.urdf.load(laas)
 
+
+
+def _reduced_lagrange(model, q, v, tau):
+    """``q''`` of a coupled model from the uncoupled model's ``A``, ``B`` (chapter 3) and
+    the map ``G``: ``G^T A G q'' = G^T (tau_full + B)`` (not the multipliers of the library)."""
+    c = model.coupling
+    qf, vf = c.q(q), c.qd(v)
+    A = mb.tree.mass_matrix(c.full, qf)
+    B = mb.tree.bias_forces(c.full, qf, vf)
+    return np.linalg.solve(c.G.T @ A @ c.G, tau + c.G.T @ B)
+
+
+@pytest.mark.parametrize("name", MIMIC_FILES)
+def test_mimic_joints_agree_with_pinocchio_built_with_mimic(name):
+    model = mb.urdf.load(FOLDER / name)
+    assert model.nv == model.uncoupled().nv - len(model.mimics) > 0
+    Q, V, T, A = (MIMIC[f"{name}|{x}"] for x in ("q", "v", "tau", "qdd"))
+    scale = max(1.0, np.abs(A).max())
+    for label, method in METHODS.items():
+        if label == "cartesian ldlt" and _singular_bodies(model):
+            continue
+        got = method(model, Q, V, T)
+        assert got.shape == A.shape
+        err = np.abs(got - A).max() / scale
+        assert err < TOL, f"{name}: {label} differs from Pinocchio (mimic=True) by {err:.1e}"
+    lagrange = np.array([_reduced_lagrange(model, *x) for x in zip(Q, V, T)])
+    assert np.abs(lagrange - A).max() / scale < TOL
+
+
+@pytest.mark.parametrize("name", ["talos_data/robots/talos_full_v2_box.urdf",
+                                  "talos_data/robots/talos_full_v2.urdf"])
+def test_mimic_joints_pinocchio_refuses_keep_lagranges_equations(name):
+    """Pinocchio 4.1 refuses these with mimic=True (a mimic joint met before its primary);
+    the coupling does not depend on the joints' order."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.errors.InertiaWarning)
+        model = mb.urdf.load(FOLDER / name)
+    assert len(model.mimics) >= 12 and model.nv == model.uncoupled().nv - len(model.mimics)
+    rng = np.random.default_rng(5)
+    q, v, tau = (rng.normal(size=model.nv) for _ in range(3))
+    ref = _reduced_lagrange(model, q, v, tau)
+    scale = max(1.0, np.abs(ref).max())
+    for label in ("vereshchagin", "tree composite", "cartesian dense"):
+        got = METHODS[label](model, q, v, tau)
+        assert np.abs(got - ref).max() / scale < TOL, label
+    full = model.coupling.q(q)                  # the coupled coordinates follow the primary
+    for c in model.mimics:
+        qj = full[model.joint(c.joint).q_slice.start]
+        assert qj == pytest.approx(c.multiplier * full[model.joint(c.primary).q_slice.start]
+                                   + c.offset, abs=1e-15)
+
+
+def test_a_mimic_of_a_joint_the_file_does_not_have_is_refused_by_name():
+    alex = FOLDER / "alex_description/urdf/alex_psyonic_hands.urdf"
+    with pytest.raises(ModelError, match=r"alex_psyonic_hands\.urdf: joint 'Left_index_q2': "
+                                         r"<mimic joint='index_q1'> names no moving joint.*"
+                                         r"mimic=False"):
+        mb.urdf.load(alex)
+    assert mb.urdf.load(alex, mimic=False).nv == int(REFERENCE[
+        "alex_description/urdf/alex_psyonic_hands.urdf|fixed|nv"])

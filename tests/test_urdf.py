@@ -17,9 +17,9 @@ ROBOTS = ("panda", "so100")
 
 
 def _robot(name, floating_base=False):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # the Panda's mimic finger
-        return mb.urdf.robot(name, floating_base=floating_base)
+    """The robot with every joint independent, as Pinocchio's reference (its aba takes no
+    mimic joint); the coupled Panda is tested below."""
+    return mb.urdf.robot(name, floating_base=floating_base, mimic=False)
 
 
 def _cartesian(solver):
@@ -205,10 +205,48 @@ def test_rpy_is_the_fixed_axis_roll_pitch_yaw_of_urdf():
                                atol=1e-15)
 
 
-def test_the_panda_mimic_finger_is_reported():
-    with pytest.warns(UserWarning, match="panda_finger_joint2.*panda_finger_joint1"):
+def test_the_panda_mimic_finger_is_a_coupled_coordinate():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         m = mb.urdf.robot("panda")
     assert m.parameters["urdf"]["mimic"]["panda_finger_joint2"]["joint"] == "panda_finger_joint1"
+    assert (m.nq, m.nv, m.uncoupled().nq) == (8, 8, 9)
+    assert m.mimics == (mb.coupling.Mimic("panda_finger_joint2", "panda_finger_joint1", 1.0, 0.0),)
+    assert m.q_names[-1] == "panda_finger_joint1.displacement"
+    assert "panda_finger_joint1 + 0 (mimic)" in str(m)
+    free = _robot("panda")
+    assert free.nq == 9 and not free.mimics
+
+
+def test_the_coupled_panda_equals_lagranges_equations_of_the_independent_coordinates():
+    """Every formulation on the coupled Panda against G^T A G q'' = G^T (B + tau_f) built
+    from the uncoupled Panda's A (chapter 3, equal to Pinocchio's above) and the reference
+    module's B, and inverse dynamics, the mass matrix, the Jacobian and the energies
+    through the map G."""
+    m, free = mb.urdf.robot("panda"), _robot("panda")
+    c = m.coupling
+    G = c.G
+    assert G.shape == (9, 8) and G[8, 7] == 1.0 and np.all(c.C @ G == 0)
+    rng = np.random.default_rng(3)
+    for q9 in DATA["panda/q"][:2]:
+        q = c.reduce_q(q9)                     # the second finger then follows the first
+        v, tau = rng.normal(size=8), rng.normal(size=8)
+        A9 = mb.tree.mass_matrix(free, c.q(q))
+        B9 = -reference.inverse_dynamics(free, c.q(q), c.qd(v), np.zeros(9))
+        ref = np.linalg.solve(G.T @ A9 @ G, tau + G.T @ B9)
+        for name, fd in FORMULATIONS.items():
+            np.testing.assert_allclose(fd(m, q, v, tau), ref, rtol=0, atol=1e-9 * (1 + np.abs(
+                ref).max()), err_msg=name)
+        np.testing.assert_allclose(mb.tree.mass_matrix(m, q), G.T @ A9 @ G, atol=1e-12)
+        np.testing.assert_allclose(mb.tree.inverse_dynamics(m, q, v, ref), tau, atol=1e-9)
+        body, point, _ = m.parameters["urdf"]["links"]["panda_hand_tcp"]
+        np.testing.assert_allclose(mb.kinematics.jacobian(m, q, body, point),
+                                   mb.kinematics.jacobian(free, c.q(q), body, point) @ G,
+                                   atol=1e-15)
+        assert m.kinetic_energy(q, v) == pytest.approx(free.kinetic_energy(c.q(q), c.qd(v)),
+                                                       rel=1e-14)
+        p = mb.poisson.momenta(m, q, v)[0]
+        np.testing.assert_allclose(mb.poisson.velocities(m, q, p), v, atol=1e-9)
 
 
 @pytest.mark.parametrize("edit, message", [

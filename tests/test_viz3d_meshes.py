@@ -135,7 +135,7 @@ def test_headless_browser_draws_the_meshes_offline(panda, tmp_path):
     browser = tools.chromium()
     if browser is None:
         pytest.skip("Chromium is not installed (Debian/Ubuntu: apt-get install chromium)")
-    q = np.array([0, -0.5, 0, -2.0, 0, 1.6, 0.8, 0.02, 0.02])
+    q = np.array([0, -0.5, 0, -2.0, 0, 1.6, 0.8, 0.02])          # the fingers move together
     views = [mb.viz3d.view(panda, q).data,
              mb.viz3d.view(panda, q, meshes=None, embed_library=False).data]
     page = tmp_path / "meshes.html"
