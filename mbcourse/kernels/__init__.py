@@ -159,8 +159,10 @@ __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "COMPILE_NOTE", "
            "pack_cut",
            "fast_arrays", "state_arrays", "batch", "machine_code_folder"]
 
-#: What a first call costs (measured on the reference machine, see benchmarks/).
-COMPILE_NOTE = "the first call of a fresh installation compiles the kernel (about 8 s), once"
+#: What a first call costs (measured on the reference machine, 2 cores, an empty cache:
+#: Vereshchagin's kernel 18-20 s, chapter 3's 25 s, composite bodies 10 s, chapter 2's 46-59 s).
+COMPILE_NOTE = ("the first call of a fresh installation compiles the kernel (10 s to a minute, "
+                "depending on the formulation), once")
 
 #: Batches at least this large are split over the cores (threads; the kernels release the GIL).
 PARALLEL_BATCH = 64
