@@ -2,10 +2,11 @@
 
 A mimic joint (the Panda's second finger follows the first) has no coordinate of its own: a
 Model with mimic joints (:meth:`mbcourse.Model.add_mimic`) has the *independent*
-coordinates only, ``nq`` and ``nv`` count them, ``q_names`` names them, and every public
-function takes and returns them. The joints keep their own coordinates (the *full* ones,
+coordinates only, ``nq`` and ``nv`` count them, ``q_names`` names them, and the
+formulations, the simulations of :mod:`mbcourse.sim`, the energies, poses, kinematics and
+views take and return them. The joints keep their own coordinates (the *full* ones,
 ``joint.q_slice``): a formulation runs on the model without the couplings
-(:meth:`Coupling.full`, the same bodies and joints) and this module maps its input and
+(:attr:`Coupling.full`, the same bodies and joints) and this module maps its input and
 output:
 
 * the configuration and the speeds expand, ``q_full = expand(q)`` (the mimic joint's
@@ -20,9 +21,10 @@ output:
   ``qdd_full = f(tau + C^T lam)``,  ``C qdd_full = 0``  ->  ``(C W) lam = -C f(tau)``,
   ``W = M^-1 C^T``, each column the formulation's own answer to the force ``C^T e_r``
   (``(f(tau + s C^T e_r) - f(tau)) / s``). Multiplying ``M qdd = tau + C^T lam`` by ``G^T``
-  gives ``G^T M G qdd = G^T tau`` (Lagrange's equations in the independent coordinates):
-  one more call of the formulation per mimic joint, whatever the formulation, so every
-  formulation keeps its own algorithm (the O(n) recursion stays O(n)).
+  gives ``G^T M G qdd = G^T tau`` (Lagrange's equations in the independent coordinates,
+  with ``qdd_full = G qdd`` from ``C qdd_full = 0``). The formulation runs once, on the
+  ``1 + m`` states of the answer and the ``m`` probes in one batch, whatever the
+  formulation, so every formulation keeps its own algorithm (the O(n) recursion stays O(n)).
 
 Functions that do not take coupled coordinates refuse a model with mimic joints by name
 (:func:`refusal`) and point to ``model.uncoupled()``.
