@@ -52,7 +52,7 @@ import inspect
 
 import numpy as np
 
-from .errors import ModelError, ShapeError
+from .errors import ModelError, ShapeError, SingularSystemError
 
 __all__ = ["Mimic", "Coupling", "coupled", "constrained", "refuse", "refusal", "simulate"]
 
@@ -69,8 +69,15 @@ class Mimic:
     __slots__ = ("joint", "primary", "multiplier", "offset")
 
     def __init__(self, joint, primary, multiplier, offset):
-        self.joint, self.primary = joint, primary
-        self.multiplier, self.offset = multiplier, offset
+        for key, value in zip(self.__slots__, (joint, primary, multiplier, offset)):
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, attr, value):
+        raise ModelError(f"a coupling is fixed once added (Mimic.{attr}); build the model "
+                         "again, or start from model.uncoupled() and add_mimic anew")
+
+    def __reduce__(self):                      # copies (Model.copy) rebuild it
+        return (Mimic, tuple(getattr(self, k) for k in self.__slots__))
 
     def __repr__(self):
         return (f"Mimic({self.joint!r} = {self.multiplier:g} * {self.primary!r} "
@@ -90,7 +97,8 @@ class Coupling:
     full : Model
         The model without the couplings (its joints' own coordinates); the one the
         formulations run on. Force callables of the coupled model see the independent
-        coordinates in it, as they were written for.
+        coordinates in it, as they were written for. Editing it does not edit the model:
+        the next use of ``model.coupling`` builds it again from the model.
     iq, iv : ndarray of int
         Positions of the independent coordinates and speeds in the full ones.
     G : ndarray, shape (nv_full, nv)
@@ -104,6 +112,7 @@ class Coupling:
         mimics = model.mimics
         self.mimics = mimics
         self.full = model._uncoupled(self)
+        self.full_version = self.full.version    # an edit of ``full`` is not the model's
         nqf, nvf = self.full.nq, self.full.nv
         dq = [joints[c.joint].q_slice.start for c in mimics]
         dv = [joints[c.joint].v_slice.start for c in mimics]
@@ -179,7 +188,14 @@ class Coupling:
 
         @functools.wraps(tau)
         def full(t, q, qd):
-            return self.tau(tau(t, self.reduce_q(q), self.reduce_qd(qd)))
+            out = tau(t, self.reduce_q(q), self.reduce_qd(qd))
+            if out is None or np.shape(out) != (self.nv,):
+                raise ShapeError(
+                    f"tau(t, q, qd) must return the generalized forces of the independent "
+                    f"coordinates, an array of shape ({self.nv},) ({', '.join(self.qd_names)});"
+                    f" it returned {'None' if out is None else f'shape {np.shape(out)}'} at "
+                    f"t={t}")
+            return self.tau(out)
         return full
 
     def reduce_q(self, q):
@@ -202,16 +218,18 @@ class Coupling:
 
 
 # --------------------------------------------------------------- forward dynamics
-def constrained(forward, coupling, q, qd, tau, *, t=0.0, what="forward dynamics", **options):
+def constrained(forward, coupling, q, qd, tau, *, t=0.0, what="forward dynamics",
+                batched=True, **options):
     """Accelerations of the full coordinates that keep the couplings, ``G qdd``: the
     formulation ``forward(model, q, qd, tau, t=t, **options)`` on ``coupling.full`` with one
     multiplier per mimic joint (the module's derivation). ``q``, ``qd``, ``tau`` are full
-    arrays (any batch); ``tau`` may be None."""
+    arrays (any batch); ``tau`` may be None. ``batched=False`` calls ``forward`` once per
+    state (a user's function of one state)."""
     full, C = coupling.full, coupling.C
     m, nv = C.shape
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     tau = np.zeros(nv) if tau is None else np.asarray(tau, dtype=float)
-    batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1], tau.shape[:-1])
+    batch = _batch(what, q=q, qd=qd, tau=tau)
     scale = PROBE * (1.0 + np.abs(tau).max(initial=0.0))
     # one call of the formulation on 1 + m states: the answer and the m probing forces
     Q = np.empty((m + 1,) + batch + q.shape[-1:])
@@ -221,7 +239,19 @@ def constrained(forward, coupling, q, qd, tau, *, t=0.0, what="forward dynamics"
     T = np.empty(QD.shape)
     T[...] = tau
     T[1:] += (scale * C).reshape((m,) + (1,) * len(batch) + (nv,))
-    out = np.asarray(forward(full, Q, QD, T, t=t, **options), dtype=float)
+    try:
+        if batched:
+            out = np.asarray(forward(full, Q, QD, T, t=t, **options), dtype=float)
+        else:
+            out = np.array([forward(full, *x, t=t, **options) for x in zip(Q, QD, T)],
+                           dtype=float)
+    except SingularSystemError as exc:
+        raise SingularSystemError(
+            f"{what}: the couplings ({coupling.describe()}) are kept by multipliers, which "
+            "need the mass matrix of the joints' own coordinates to be regular, and it is "
+            f"singular here ({exc}). The coupled model's own mass matrix "
+            "(mb.tree.mass_matrix(model, q)) may still be regular: solve "
+            "G^T A G q'' = G^T (B + tau) with it (robots page R.9)") from None
     f0 = out[0]
     W = (out[1:] - f0) / scale                    # (m, ..., nv): M^-1 C^T, one row per mimic
     if m == 1 and not batch:                        # one mimic joint, one state
@@ -240,9 +270,18 @@ def constrained(forward, coupling, q, qd, tau, *, t=0.0, what="forward dynamics"
     return _finite(f0 + sum(W[r] * lam[..., r, None] for r in range(m)), coupling, what)
 
 
+def _batch(what, **arrays):
+    """The common batch shape of the arrays (ShapeError naming them when they differ)."""
+    try:
+        return np.broadcast_shapes(*(np.shape(a)[:-1] for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(a)}" for k, a in arrays.items())
+        raise ShapeError(f"{what}: batch shapes do not match ({shapes}): give one state or "
+                         "batches that broadcast") from None
+
+
 def _finite(out, coupling, what):
     if not np.isfinite(out).all():
-        from .errors import SingularSystemError
         raise SingularSystemError(
             f"{what}: the couplings {coupling.describe()} could not be kept (C M^-1 C^T is "
             "singular: a mimic joint or its primary moves no mass here)")
@@ -345,6 +384,9 @@ def _call(fn, kind, name, signature, model, args, kwargs):
             values[arg] = c.tau(values[arg])
         else:
             values[arg] = c.qd(values[arg], arg)
+    present = {k: values[k] for k in _INPUTS if values.get(k) is not None}
+    if len(present) > 1:
+        _batch(name, **present)
     values["model"] = c.full
     if kind == "forward":
         rest = {k: v for k, v in values.items() if k not in ("model", "q", "qd", "tau")}
@@ -389,12 +431,28 @@ def simulate(run, model, forward_dynamics, t_span, q0, qd0=None, tau=None, **opt
     coupled to rounding), the result in the independent coordinates."""
     from .sim import Trajectory
     c = model.coupling
+    # the library's formulations take batches; a user's function gets one state per call
+    batched = getattr(forward_dynamics, "__module__", "").startswith("mbcourse")
 
     @functools.wraps(forward_dynamics)
     def keep_couplings(full, q, qd, tau=None, *, t=0.0, **kw):
-        return constrained(forward_dynamics, c, q, qd, tau, t=t, what="mb.sim.simulate", **kw)
+        return constrained(forward_dynamics, c, q, qd, tau, t=t, what="mb.sim.simulate",
+                           batched=batched, **kw)
 
     qd0 = None if qd0 is None else c.qd(qd0, "qd0")
     res = run(c.full, keep_couplings, t_span, c.q(q0), qd0, c.force_function(tau), **options)
-    return Trajectory(model, res.t, c.reduce_q(res.q), c.reduce_qd(res.qd), res.sol,
-                      res.dissipated)
+    return Trajectory(model, res.t, c.reduce_q(res.q), c.reduce_qd(res.qd),
+                      _reduced_result(res.sol, c), res.dissipated)
+
+
+def _reduced_result(sol, c):
+    """The ODE result with its state ``y`` (and dense output) in the independent
+    coordinates: ``q``, ``qd`` and, with dampers, the dissipated energy."""
+    nqf = c.full.nq
+    rows = np.concatenate([c.iq, nqf + c.iv, np.arange(nqf + c.full.nv, len(sol.y))])
+    out = type(sol)(sol)
+    out.y = sol.y[rows]
+    if getattr(sol, "sol", None) is not None:
+        dense = sol.sol
+        out.sol = lambda t: np.asarray(dense(t))[rows]
+    return out

@@ -149,6 +149,7 @@ def _reduced_state(fn, coupling, generalized):
         out = fn(t, coupling.reduce_q(q), None if qd is None else coupling.reduce_qd(qd))
         return coupling.tau(out) if generalized else out
     full.__wrapped__ = fn
+    full.takes_full_coordinates = True     # wrapped once: a later coupling leaves it alone
     return full
 
 
@@ -732,7 +733,11 @@ class Model:
         if not self._mimics:
             return None
         from .coupling import Coupling
-        return self.prepared("coupling", lambda: Coupling(self))
+        c = self.prepared("coupling", lambda: Coupling(self))
+        if c.full.version != c.full_version:     # coupling.full was edited: built again
+            del self._prepared["coupling"]
+            c = self.prepared("coupling", lambda: Coupling(self))
+        return c
 
     def uncoupled(self):
         """A copy whose mimic joints are independent joints again (the joints' own
@@ -755,13 +760,16 @@ class Model:
         new.__dict__["_mimics"] = []
         if coupling is None:
             return new
+        def wrap(fn, generalized):
+            if getattr(fn, "takes_full_coordinates", False):
+                return fn
+            return _reduced_state(fn, coupling, generalized)
         for load in new._loads:
             for key in ("force", "torque"):
-                fn = getattr(load, key)
-                if callable(fn):
-                    object.__setattr__(load, key, _reduced_state(fn, coupling, False))
+                if callable(getattr(load, key)):
+                    object.__setattr__(load, key, wrap(getattr(load, key), False))
         for element in new._generalized_forces:
-            object.__setattr__(element, "fn", _reduced_state(element.fn, coupling, True))
+            object.__setattr__(element, "fn", wrap(element.fn, True))
         return new
 
     def body(self, name):

@@ -586,6 +586,7 @@ def simulate(model, forward_dynamics, t_span, q0, qd0=None, tau=None, *, method=
         The integration stopped early (the message says whether the motion blew up).
     """
     if getattr(model, "_mimics", None):
+        _check_forward_dynamics(model, forward_dynamics, options)
         return _coupling.simulate(simulate, model, forward_dynamics, t_span, q0, qd0, tau,
                                   method=method, rtol=rtol, atol=atol, t_eval=t_eval,
                                   max_step=max_step, dense_output=dense_output, **options)

@@ -187,3 +187,79 @@ def test_the_summary_names_the_coupling():
     text = str(_parallelogram(0.4))
     assert "nq=1, nv=1" in text
     assert "B     revolute  rod1    rod2   -  -  angle = -1 A + 0.4 (mimic)" in text
+
+
+def test_a_trajectorys_ode_result_is_in_the_independent_coordinates():
+    m = _parallelogram(0.2)
+    m.add_joint_spring("A", stiffness=3.0, damping=0.5)
+    res = mb.sim.simulate(m, mb.vereshchagin.forward_dynamics, (0.0, 0.5), [0.3], [0.1],
+                          dense_output=True, rtol=1e-10, atol=1e-10)
+    assert res.sol.y.shape == (3, len(res.t))            # q, qd and the dissipated energy
+    np.testing.assert_array_equal(res.sol.y[0], res.q[:, 0])
+    np.testing.assert_array_equal(res.sol.y[1], res.qd[:, 0])
+    assert res.sol.sol(0.25).shape == (3,)
+    np.testing.assert_allclose(res.sol.sol(res.t[-1])[:2], [res.q[-1, 0], res.qd[-1, 0]],
+                               atol=1e-12)
+
+
+def test_a_coupling_and_the_uncoupled_working_copy_cannot_be_edited_behind_the_models_back():
+    m = _parallelogram()
+    mimic = m.mimics[0]
+    before = mb.vereshchagin.forward_dynamics(m, [0.3], [0.0])
+    with pytest.raises(ModelError, match=r"a coupling is fixed once added"):
+        mimic.multiplier = 2.0
+    m.coupling.full.body("rod2").mass = 10.0              # the working copy, not the model
+    np.testing.assert_array_equal(mb.vereshchagin.forward_dynamics(m, [0.3], [0.0]), before)
+    assert m.coupling.full.body("rod2").mass == 1.0
+
+
+def test_uncoupling_and_coupling_again_keeps_the_force_laws_consistent():
+    m = mb.models.double_pendulum()
+    m.add_mimic("B", "A", multiplier=-2.0, offset=0.1)
+    m.add_generalized_force(lambda t, q, qd: -3.0 * q - 0.5 * qd, name="law")
+    u = m.uncoupled()                                    # the law reads the independent q
+    np.testing.assert_allclose(u.generalized_forces([0.3, -0.5], [0.2, -0.4]), [-1.0, 0.0])
+    u.add_mimic("B", "A", multiplier=-2.0, offset=0.1)
+    np.testing.assert_allclose(mb.tree.forward_dynamics(u, [0.3], [0.2]),
+                               mb.tree.forward_dynamics(m, [0.3], [0.2]), atol=1e-13)
+
+
+def test_batch_shapes_functions_and_callbacks_are_checked_in_the_models_terms():
+    m = mb.urdf.robot("panda")
+    q, v = np.zeros((3, 8)), np.zeros((2, 8))
+    for call in (lambda: mb.vereshchagin.forward_dynamics(m, q, v),
+                 lambda: mb.tree.forward_dynamics(m, q, v, compiled=False),
+                 lambda: m.kinetic_energy(q, v)):
+        with pytest.raises(ShapeError, match=r"batch shapes do not match"):
+            call()
+    with pytest.raises(ShapeError, match=r"forward_dynamics function second"):
+        mb.sim.simulate(m, "tree", (0, 0.1), np.zeros(8))
+    with pytest.raises(ShapeError, match=r"independent coordinates, an array of shape \(8,\)"):
+        mb.sim.simulate(m, mb.tree.forward_dynamics, (0, 0.1), np.zeros(8),
+                        tau=lambda t, q, qd: np.zeros((1, 8)))
+
+
+def test_a_students_one_state_formulation_runs_a_coupled_simulation():
+    m = _parallelogram()
+
+    def mine(model, q, qd, tau=None, *, t=0.0):          # one state only, as written in class
+        A = mb.tree.mass_matrix(model, q)
+        return np.linalg.solve(A, mb.tree.bias_forces(model, q, qd)
+                               + (0.0 if tau is None else tau))
+
+    ours = mb.sim.simulate(m, mine, (0.0, 0.3), [0.3], rtol=1e-10, atol=1e-10)
+    lib = mb.sim.simulate(m, mb.tree.forward_dynamics, (0.0, 0.3), [0.3], rtol=1e-10,
+                          atol=1e-10)
+    np.testing.assert_allclose(ours.q[-1], lib.q[-1], atol=1e-9)
+
+
+def test_a_massless_mimic_link_names_the_reduced_route():
+    m = mb.models.double_pendulum()
+    m.body("rod2").mass = 0.0
+    m.body("rod2").inertia = np.zeros((3, 3))
+    m.add_mimic("B", "A", multiplier=2.0)
+    assert np.linalg.eigvalsh(mb.tree.mass_matrix(m, [0.3]))[0] > 0.1   # regular when coupled
+    with pytest.raises(mb.errors.SingularSystemError,
+                       match=r"couplings \('B' = 2 \* 'A' \+ 0\) are kept by multipliers.*"
+                             r"G\^T A G q'' = G\^T \(B \+ tau\)"):
+        mb.vereshchagin.forward_dynamics(m, [0.3], [0.0])
