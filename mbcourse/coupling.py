@@ -428,7 +428,8 @@ def simulate(run, model, forward_dynamics, t_span, q0, qd0=None, tau=None, **opt
     """:func:`mbcourse.sim.simulate` (``run``) of a model with mimic joints: the full model
     integrated with the couplings kept by :func:`constrained` (``C qdd = 0`` from a state
     with ``C qd = 0``; a Runge-Kutta step keeps a linear invariant, so the coordinates stay
-    coupled to rounding), the result in the independent coordinates."""
+    coupled to rounding), the result in the independent coordinates (``sol.full``: the ODE
+    result as integrated, in the joints' own coordinates)."""
     from .sim import Trajectory
     c = model.coupling
     # the library's formulations take batches; a user's function gets one state per call
@@ -447,10 +448,12 @@ def simulate(run, model, forward_dynamics, t_span, q0, qd0=None, tau=None, **opt
 
 def _reduced_result(sol, c):
     """The ODE result with its state ``y`` (and dense output) in the independent
-    coordinates: ``q``, ``qd`` and, with dampers, the dissipated energy."""
+    coordinates: ``q``, ``qd`` and, with dampers, the dissipated energy; ``full`` is the
+    result as integrated, in the joints' own coordinates."""
     nqf = c.full.nq
     rows = np.concatenate([c.iq, nqf + c.iv, np.arange(nqf + c.full.nv, len(sol.y))])
     out = type(sol)(sol)
+    out.full = sol
     out.y = sol.y[rows]
     if getattr(sol, "sol", None) is not None:
         dense = sol.sol

@@ -171,6 +171,9 @@ def applied_wrenches(model, q=None, qd=None, t=0.0, poses=None, velocities=None,
         r, A = poses
     elif orientations is not None and not springs:
         r, A = None, np.asarray(orientations, dtype=float)
+    elif q is None:
+        raise ShapeError("applied_wrenches needs the configuration q (or the bodies' poses "
+                         "or orientations): the loads act in the bodies' current axes")
     else:
         r, A = body_poses(model, q, t)
     F = np.zeros(A.shape[:-2] + (3,))

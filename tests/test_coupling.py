@@ -200,6 +200,9 @@ def test_a_trajectorys_ode_result_is_in_the_independent_coordinates():
     assert res.sol.sol(0.25).shape == (3,)
     np.testing.assert_allclose(res.sol.sol(res.t[-1])[:2], [res.q[-1, 0], res.qd[-1, 0]],
                                atol=1e-12)
+    full = res.sol.full.y                                # as integrated: q_A, q_B, speeds, E
+    assert full.shape == (5, len(res.t))
+    np.testing.assert_allclose(full[1], -full[0] + 0.2, atol=1e-13)
 
 
 def test_a_coupling_and_the_uncoupled_working_copy_cannot_be_edited_behind_the_models_back():
@@ -263,3 +266,11 @@ def test_a_massless_mimic_link_names_the_reduced_route():
                        match=r"couplings \('B' = 2 \* 'A' \+ 0\) are kept by multipliers.*"
                              r"G\^T A G q'' = G\^T \(B \+ tau\)"):
         mb.vereshchagin.forward_dynamics(m, [0.3], [0.0])
+
+
+def test_applied_wrenches_without_a_configuration_is_a_named_error():
+    for m in (mb.models.double_pendulum(), _parallelogram()):
+        with pytest.raises(ShapeError, match=r"applied_wrenches needs the configuration q"):
+            m.applied_wrenches()
+        F, M = m.applied_wrenches([0.3] * m.nq)
+        assert F.shape == (3, 3) and F[1, 1] == pytest.approx(-G)
