@@ -54,7 +54,7 @@ import numpy as np
 
 from .errors import ModelError, ShapeError, SingularSystemError
 
-__all__ = ["Mimic", "Coupling", "coupled", "constrained", "refuse", "refusal", "simulate"]
+__all__ = ["Mimic", "Coupling", "coupled", "constrained", "refusal", "simulate"]
 
 #: The scale of the probing force ``s C^T e_r`` relative to ``1 + max|tau|``: large, so that
 #: ``f(tau + s C^T e_r) - f(tau)`` loses no digits to the answer ``f(tau)`` (any ``s`` is exact
@@ -135,8 +135,7 @@ class Coupling:
         self.C[np.arange(len(mimics)), self._dv] = 1.0
         self.C[np.arange(len(mimics)), self._pv] = -self._a
         self.G.flags.writeable = self.C.flags.writeable = False
-        self.q_names = [model_name for k, model_name in enumerate(self.full.q_names)
-                        if k in set(self.iq.tolist())]
+        self.q_names = [self.full.q_names[k] for k in self.iq]
         self.qd_names = [self.full.qd_names[k] for k in self.iv]
 
     # ----------------------------------------------------------- the coordinates
@@ -306,13 +305,6 @@ def caller():
     return name
 
 
-def refuse(model, what):
-    """Raise :func:`refusal` for a model with mimic joints (for the functions that reach
-    neither the state checks nor a prepared item)."""
-    if getattr(model, "_mimics", None):
-        raise refusal(model, what)
-
-
 def refusal(model, what):
     """The ModelError for a function that does not take coupled coordinates."""
     return ModelError(
@@ -355,7 +347,7 @@ def coupled(kind, what=None):
                 return fn(model, *args, **kwargs)
             if kind == "refuse":
                 raise refusal(model, name)
-            if kind == "forward" and len(args) >= 2 and not kwargs.keys() - {"t"}:
+            if kind == "forward" and 2 <= len(args) <= 3 and not kwargs.keys() - {"t"}:
                 c = model.coupling                 # the common call, without binding
                 tau = args[2] if len(args) > 2 else None
                 return c.reduce_qd(constrained(
@@ -363,7 +355,6 @@ def coupled(kind, what=None):
                     t=kwargs.get("t", 0.0), what=name))
             return _call(fn, kind, name, signature, model, args, kwargs)
         wrapper.__signature__ = signature     # inspect.getfullargspec sees fn's options
-        wrapper.__wrapped_coupled__ = fn
         return wrapper
     return decorate
 
@@ -391,8 +382,6 @@ def _call(fn, kind, name, signature, model, args, kwargs):
     if kind == "forward":
         rest = {k: v for k, v in values.items() if k not in ("model", "q", "qd", "tau")}
         t = rest.pop("t", 0.0)
-        extra = rest.pop("options", None) or rest.pop("kwargs", None) or {}
-        rest.update(extra)
         q, qd = values["q"], values.get("qd")
         if qd is None:
             qd = np.zeros(np.shape(q)[:-1] + (c.full.nv,))

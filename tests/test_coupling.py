@@ -274,3 +274,9 @@ def test_applied_wrenches_without_a_configuration_is_a_named_error():
             m.applied_wrenches()
         F, M = m.applied_wrenches([0.3] * m.nq)
         assert F.shape == (3, 3) and F[1, 1] == pytest.approx(-G)
+
+
+def test_an_extra_positional_argument_is_refused_as_without_a_coupling():
+    m = _parallelogram()
+    with pytest.raises(ShapeError, match=r"too many positional arguments"):
+        mb.vereshchagin.forward_dynamics(m, [0.3], [0.0], [0.0], 5.0)
