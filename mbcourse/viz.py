@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from IPython.display import HTML
     from matplotlib.animation import Animation
 
-__all__ = ["draw", "jshtml", "offline_jshtml", "show_animation", "view", "animate3d"]
+__all__ = ["draw", "jshtml", "offline_jshtml", "until_trusted", "show_animation", "view", "animate3d"]
 
 # The <link> to Font Awesome that matplotlib's HTMLWriter template puts first.
 _FA_LINK = re.compile(
@@ -122,6 +122,63 @@ def offline_jshtml(html: str) -> str:
     return _FA_ICON.sub(_icon, _FA_LINK.sub("", html))
 
 
+_PLAYER_IMG = re.compile(r'<img id="(_anim_img\w+)">')
+# matplotlib continues the base64 text over lines with a backslash (a JavaScript string)
+_FIRST_FRAME = re.compile(r'frames\[0\] = "(data:image/[\w+]+;base64,[A-Za-z0-9+/=\s\\]*)"')
+_UNTRUSTED = "mbc-anim-untrusted"
+
+
+def until_trusted(html: str, anim: Animation | None = None) -> str:
+    """What a matplotlib player shows where its script does not run: in Jupyter, a
+    notebook that is not trusted yet (fresh from git or a download) runs no JavaScript of
+    its stored outputs. The player's image then shows the first frame (not a broken image),
+    its nine buttons and slider stay hidden, and one line says how to make it play. The
+    player's own script is unchanged; a short script after it shows the controls and
+    removes the line. Applying it twice changes nothing.
+
+    Parameters
+    ----------
+    html : str
+        A player from :meth:`~matplotlib.animation.Animation.to_jshtml` (or :func:`jshtml`).
+    anim : matplotlib.animation.Animation, optional
+        Only for the frame count in the line.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> old = ('<img id="_anim_imgA1">\\n<div class="anim-controls">...</div>'
+    ...        '<script>frames[0] = "data:image/png;base64,iVBO"</script>')
+    >>> new = until_trusted(old)
+    >>> '<img id="_anim_imgA1" src="data:image/png;base64,iVBO"' in new
+    True
+    >>> '<div class="anim-controls" hidden>' in new, until_trusted(new) == new
+    (True, True)
+    """
+    img = _PLAYER_IMG.search(html)
+    first = _FIRST_FRAME.search(html)
+    if img is None or first is None or _UNTRUSTED in html:
+        return html
+    count = getattr(anim, "_save_count", None) if anim is not None else None
+    what = f"Animation of {count} frames" if count else "Animation"
+    line = (f'<div class="{_UNTRUSTED}">{what}, not playing: the notebook is not trusted. '
+            'Run this cell, or trust the notebook (Command Palette: "Trust Notebook", or '
+            "jupyter trust NOTEBOOK.ipynb in a terminal).</div>")
+    src = "".join(first.group(1).replace("\\", "").split())
+    html = (html[:img.start()] + f'<img id="{img.group(1)}" src="{src}" alt="first frame">'
+            + line + html[img.end():])
+    html = html.replace('<div class="anim-controls">', '<div class="anim-controls" hidden>', 1)
+    show = ("<script>(function () { var i = document.getElementById('%s'), "
+            "a = i && i.closest('.animation'); if (!a) return; "
+            "a.querySelectorAll('.anim-controls').forEach(function (e) { "
+            "e.removeAttribute('hidden'); }); "
+            "a.querySelectorAll('.%s').forEach(function (e) { e.remove(); }); })();</script>"
+            % (img.group(1), _UNTRUSTED))
+    return html + show
+
+
 def _require_animation(anim, fn):
     """Refuse anything but a matplotlib Animation."""
     from matplotlib.animation import Animation as _Animation
@@ -177,7 +234,7 @@ def jshtml(anim: Animation, **kwargs: Any) -> str:
     (9, True, True)
     """
     _require_animation(anim, "jshtml")
-    return offline_jshtml(anim.to_jshtml(**kwargs))
+    return until_trusted(offline_jshtml(anim.to_jshtml(**kwargs)), anim)
 
 
 def show_animation(anim: Animation, *, close: bool = True, **kwargs: Any) -> HTML:

@@ -665,6 +665,8 @@ _JS = r"""
   function start(THREE, OrbitControls, threeUrl) {
     var V = D.view, H = D.height, nf = D.t.length;
     var msg = box.querySelector('.mbc3d-msg'); if (msg) msg.remove();
+    root.querySelectorAll('.mbc3d-bar, .mbc3d-switch, .mbc3d-legend').forEach(function (e) {
+      e.removeAttribute('hidden'); });     // the controls work now; hidden until the script runs
     var W = box.clientWidth || 640;
     var renderer = new THREE.WebGLRenderer({antialias: true, preserveDrawingBuffer: true});
     renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
@@ -933,17 +935,17 @@ def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, heig
     out = [f'<div class="mbc3d" id="{ident}" data-three="{version}">',
            f"<style>{_CSS}</style>",
            f'<div class="mbc3d-canvas" style="height:{int(height)}px">'
-           f'<div class="mbc3d-msg">{_escape(_caption(model, t))}</div></div>']
+           f'<div class="mbc3d-msg">{_escape(_not_run(model, t))}</div></div>']
     if len(t) > 1:
-        out.append(f'<div class="mbc3d-bar"><button type="button" title="Play">{_PLAY}'
+        out.append(f'<div class="mbc3d-bar" hidden><button type="button" title="Play">{_PLAY}'
                    '</button><input type="range" min="0" max="1000" value="0" '
                    'aria-label="time"><span class="mbc3d-time">t = '
                    f"{t[0]:.2f} s</span></div>")
     if data["meshes"]:
-        out.append('<label class="mbc3d-switch"><input type="checkbox" checked> '
+        out.append('<label class="mbc3d-switch" hidden><input type="checkbox" checked> '
                    f'{_escape(str(meshes))} meshes (off: inertia boxes)</label>')
     if legend:
-        out.append('<div class="mbc3d-legend">' + "".join(
+        out.append('<div class="mbc3d-legend" hidden>' + "".join(
             f'<span style="--c:{b["color"]}">{_escape(b["name"])}</span>'
             for b in data["bodies"][1:]) + "</div>")
     out.append(f'<script type="application/json" class="mbc3d-data">{payload}</script>')
@@ -977,6 +979,21 @@ def _caption(model, t):
     if t.size > 1:
         return f"3D animation of {model.n} bodies over {float(t[-1] - t[0]):g} s: {_WHERE}"
     return f"3D view of {model.n} bodies: {_WHERE}"
+
+
+def _not_run(model, t):
+    """The line a 3D view shows where its script has not run: in Jupyter, a notebook that is
+    not trusted yet (fresh from git or a download), whose stored outputs run no JavaScript.
+    It says what the view is and how to make it draw; the controls stay hidden meanwhile.
+
+    >>> import mbcourse as mb
+    >>> print(_not_run(mb.models.double_pendulum(), [0.0]))
+    3D view of 2 bodies, not drawn: the notebook is not trusted. Run this cell, or trust the notebook (Command Palette: "Trust Notebook", or jupyter trust NOTEBOOK.ipynb in a terminal).
+    """
+    what = _caption(model, t).split(":")[0]
+    return (f"{what}, not drawn: the notebook is not trusted. Run this cell, or trust the "
+            'notebook (Command Palette: "Trust Notebook", or jupyter trust NOTEBOOK.ipynb in '
+            "a terminal).")
 
 
 def _escape(s):

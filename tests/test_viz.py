@@ -143,3 +143,32 @@ def test_animation_still_is_large_enough_to_print():
     png = mb.viz.show_animation(anim)._repr_png_()
     width, height = struct.unpack(">II", png[16:24])
     assert width >= 1200 and height >= 800
+
+
+def test_animation_player_before_its_script_runs():
+    """A notebook fresh from git is not trusted: Jupyter shows its stored HTML without
+    running any script. The player then shows its first frame (not a broken image), hides
+    its dead buttons, and says in one line how to make it play; once the script runs, the
+    controls appear and the line goes."""
+    import base64
+    import re
+
+    from matplotlib.animation import FuncAnimation
+
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=30)
+    (line,) = ax.plot([], [])
+    anim = FuncAnimation(fig, lambda i: line.set_data([0, i], [0, i]), frames=4)
+    html = mb.viz.show_animation(anim).data
+    img = re.search(r'<img id="(_anim_img\w+)" src="data:image/png;base64,([^"]+)"', html)
+    assert img is not None
+    frame0 = re.search(r'frames\[0\] = "data:image/png;base64,([^"]+)"', html).group(1)
+    assert img.group(2) == "".join(frame0.replace("\\", "").split())  # the first frame
+    assert base64.b64decode(img.group(2))[:4] == b"\x89PNG"
+    assert html.count('<div class="anim-controls" hidden>') == 1
+    lines = re.findall(r'<div class="mbc-anim-untrusted">([^<]*)</div>', html)
+    assert lines == ['Animation of 4 frames, not playing: the notebook is not trusted. Run this '
+                     'cell, or trust the notebook (Command Palette: "Trust Notebook", or '
+                     'jupyter trust NOTEBOOK.ipynb in a terminal).']
+    tail = html[html.rindex("<script>"):]
+    assert img.group(1) in tail and "removeAttribute('hidden')" in tail
+    assert mb.viz.until_trusted(html) == html                 # idempotent

@@ -205,8 +205,9 @@ def test_headless_browser_draws_offline(pendulum, tmp_path):
 
 
 def test_fallback_text_is_one_clean_line(pendulum):
-    """Where the viewer's script has not run (or in a PDF), a reader sees one clean line
-    saying what the view is and where it is interactive: no nested markup, no stray entity."""
+    """Where the viewer's script has not run (a notebook not yet trusted in Jupyter), a
+    reader sees one clean line saying what the view is and how to make it draw, and no dead
+    controls; a PDF or a terminal prints what the view is and where it is interactive."""
     import html as html_lib
 
     model, traj = pendulum
@@ -216,6 +217,11 @@ def test_fallback_text_is_one_clean_line(pendulum):
         assert len(msgs) == 1
         line = html_lib.unescape(msgs[0])
         assert "<" not in msgs[0] and "&" not in line and "hellip" not in line and "\n" not in line
-        assert line.startswith(what) and "web version of the book" in line
+        assert line.startswith(what + ", not drawn: the notebook is not trusted")
+        assert "Trust Notebook" in line and "jupyter trust" in line
+        # the player bar, the mesh switch and the legend wait hidden for the script
+        for cls, count in (("mbc3d-bar", int("animation" in what)), ("mbc3d-legend", 1)):
+            tags = re.findall(rf'<(?:div|label) class="{cls}"[^>]*>', shown.data)
+            assert len(tags) == count and all(t.endswith(" hidden>") for t in tags), (cls, tags)
         text = repr(shown)
-        assert text == f"[{line}]" and "<" not in text and "\n" not in text
+        assert text == f"[{what}: interactive in Jupyter and in the web version of the book]"
