@@ -143,6 +143,41 @@ def _drop_stale_machine_code(folder=pathlib.Path(__file__).parent):
 
 _drop_stale_machine_code()
 
+
+class _CompileNote(nb.core.event.Listener):
+    """One line on stderr when a kernel of this package starts compiling (numba found no
+    machine code for it in the cache), so that a student whose first cell pauses for half a
+    minute knows why. Said once per kernel and process, only for the outermost compilation
+    (the functions a kernel calls compile inside it); ``MBCOURSE_COMPILE_MESSAGE=0`` turns it
+    off (the Makefile does, for the book's pages and the tests)."""
+
+    def __init__(self):
+        self.depth, self.said = 0, set()
+
+    def on_start(self, event):
+        func = getattr(event.data.get("dispatcher"), "py_func", None)
+        if not getattr(func, "__module__", "").startswith(__name__):
+            return
+        self.depth += 1
+        name = func.__name__
+        if self.depth == 1 and name not in self.said and _os.environ.get(
+                "MBCOURSE_COMPILE_MESSAGE", "1") != "0":
+            self.said.add(name)
+            print(f"mbcourse: compiling the kernel {name} for this machine, once (10 s to a "
+                  "minute; later runs load it from the cache) ...", file=_sys.stderr, flush=True)
+
+    def on_end(self, event):
+        func = getattr(event.data.get("dispatcher"), "py_func", None)
+        if getattr(func, "__module__", "").startswith(__name__):
+            self.depth -= 1
+
+
+import os as _os  # noqa: E402
+import sys as _sys  # noqa: E402
+
+_COMPILE_NOTE = _CompileNote()
+nb.core.event.register("numba:compile", _COMPILE_NOTE)
+
 from ..errors import ModelError, TopologyError  # noqa: E402
 from ..forces import evaluate  # noqa: E402
 from ..joints import JOINT_KINDS  # noqa: E402
