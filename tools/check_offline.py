@@ -3,9 +3,14 @@
 
 Usage::
 
-    python tools/check_offline.py [SITE_DIR] [--links] [--show-allowed]
+    python tools/check_offline.py [SITE_DIR ...] [--links] [--show-allowed]
 
-``SITE_DIR`` defaults to ``_build/html``. Every ``.html``/``.svg``, ``.css``,
+``SITE_DIR`` defaults to ``_build/html`` (the book); ``_build/slides`` (the
+lecture decks of ``tools/slides.py``) is checked the same way: the decks keep
+their assets in the book's ``_static`` layout (MathJax in ``_static/mathjax``,
+the widget embedder in ``_static/offline/widgets``, reveal.js in
+``_static/reveal``), so the same excuses below apply. Several directories may
+be given; each is checked on its own. Every ``.html``/``.svg``, ``.css``,
 ``.js`` and ``.json`` file under it is scanned for references that a browser
 would fetch by itself when a page is opened:
 
@@ -376,33 +381,42 @@ def check_site(root: Path) -> tuple[list[Finding], list[Finding], list[Finding]]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("site", nargs="?", default="_build/html", type=Path)
+    parser.add_argument("site", nargs="*", default=[Path("_build/html")], type=Path,
+                        help="built site(s): _build/html (default), _build/slides")
     parser.add_argument("--links", action="store_true", help="list external hyperlinks")
     parser.add_argument("--show-allowed", action="store_true", help="list excused URLs")
     args = parser.parse_args(argv)
-    if not args.site.is_dir():
-        print(f"check_offline: {args.site} is not a directory (build the site first)", file=sys.stderr)
+    missing = [s for s in args.site if not s.is_dir()]
+    for site in missing:
+        print(f"check_offline: {site} is not a directory (build it first: make book, "
+              "make slides)", file=sys.stderr)
+    if missing:
         return 2
-    violations, allowed, links = check_site(args.site)
-    if args.links:
+    return max(check_one(site, args.links, args.show_allowed) for site in args.site)
+
+
+def check_one(site: Path, links_wanted: bool = False, show_allowed: bool = False) -> int:
+    """Check one built site and print the outcome; 0 if it is offline, 1 otherwise."""
+    violations, allowed, links = check_site(site)
+    if links_wanted:
         hosts = sorted({urlsplit(f.url).hostname or f.url for f in links})
         print(f"{len(links)} external hyperlinks (not loaded automatically) to: {', '.join(hosts)}")
         for f in links:
             print(f"  {f}")
-    if args.show_allowed:
+    if show_allowed:
         for f in allowed:
             print(f"  allowed {f}")
     if violations:
         print(
-            f"check_offline: {len(violations)} reference(s) in {args.site} would load "
+            f"check_offline: {len(violations)} reference(s) in {site} would load "
             "from the network; the site must work offline:",
             file=sys.stderr,
         )
         for f in violations:
-            print(f"  {args.site.as_posix().rstrip('/')}/{f}", file=sys.stderr)
+            print(f"  {site.as_posix().rstrip('/')}/{f}", file=sys.stderr)
         return 1
     print(
-        f"check_offline: OK, {args.site} loads nothing from the network "
+        f"check_offline: OK, {site} loads nothing from the network "
         f"({len(links)} external hyperlinks, {len(allowed)} excused URLs in vendored bundles)"
     )
     return 0
