@@ -24,10 +24,11 @@ HTML_MANAGER_SHA256 := 2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d
 WIDGETS_DIR         := book/_offline/widgets
 WIDGETS_TMP         := _build/.vendor-widgets
 
-.PHONY: help venv book pdf tex sandbox browser robot-files test bench homework grade clean check-offline vendor-widgets vendor-threejs robots-reference
+.PHONY: help venv lab book slides vendor-revealjs pdf tex sandbox browser robot-files test bench homework grade clean check-offline vendor-widgets vendor-threejs robots-reference
 
 help:
 	@echo "make book   build the offline textbook site into _build/html (executes every notebook)"
+	@echo "make lab    open the notebooks in JupyterLab (from .venv; MyST rendered, notebooks trusted)"
 	@echo "make test   run unit, property, cross-formulation and doctests, and nbval on every notebook"
 	@echo "make pdf    the whole book as one PDF, _build/pdf/book.pdf (LaTeX; installs Debian TeX if missing)"
 	@echo "make grade ASSIGNMENT=ch1_graphs [COURSE=dir] [JOBS=2] [DEADLINE=...] [SEED=...] [UNSANDBOXED=1]  grade every submission, sandboxed"
@@ -35,6 +36,8 @@ help:
 	@echo "make clean  remove build products (keeps .venv)"
 	@echo "make bench  forward-dynamics timings vs Pinocchio and modern_robotics (< 15 min; not in make test)"
 	@echo "make check-offline   re-check _build/html for references to the network"
+	@echo "make slides  one reveal.js deck per chapter notebook, _build/slides/<page>.html (offline; from the stored outputs)"
+	@echo "make vendor-revealjs  re-fetch reveal.js with npm (maintainers only)"
 	@echo "make vendor-widgets  re-fetch the ipywidgets embedder with npm (maintainers only)"
 	@echo "make robots-reference  recompute Pinocchio's reference dynamics of the shipped URDF robots and of example-robot-data's"
 
@@ -46,8 +49,16 @@ $(STAMP): pyproject.toml constraints.txt
 
 venv: $(STAMP)
 
+# The notebooks as a student opens them: JupyterLab from .venv, with jupyterlab-myst (the
+# MyST markup renders, solutions stay folded). The course's own notebooks are trusted first
+# (their stored 3D views and animations need their scripts; `make` already runs this
+# repository's code), so they show as the book does before any cell is run.
+lab: $(STAMP)
+	$(BIN)/jupyter trust book/*.ipynb
+	$(BIN)/jupyter lab book/
+
 book: $(STAMP) $(WIDGETS_DIR)/embed.js browser
-	$(BIN)/jupyter-book build . --path-output . --all -W -n --keep-going
+	MBCOURSE_COMPILE_MESSAGE=0 $(BIN)/jupyter-book build . --path-output . --all -W -n --keep-going
 	$(BIN)/python tools/check_offline.py _build/html
 	$(BIN)/python tools/check_3d.py _build/html
 
@@ -100,12 +111,63 @@ vendor-threejs:
 	printf 'three@%s (npm) tarball sha256 %s\n' $(THREEJS) $(THREEJS_SHA256) > $(THREEJS_DIR)/VERSION
 	rm -rf $(THREEJS_TMP)
 
+# reveal.js for the decks: only what a deck loads is kept (the script, its CSS, the white
+# theme with the woff files of the font it imports, the speaker-notes plugin, the license).
+REVEALJS            := 5.2.1
+REVEALJS_SHA256     := 359b575dd51bbda32f89b2fd4c7dc46ad7389a805572158916c29252f7a27333
+REVEALJS_DIR        := book/_offline/reveal
+REVEALJS_TMP        := _build/.vendor-revealjs
+REVEALJS_FILES      := LICENSE dist/reveal.js dist/reveal.css dist/theme/white.css \
+                       dist/theme/fonts/source-sans-pro/source-sans-pro.css \
+                       dist/theme/fonts/source-sans-pro/LICENSE \
+                       dist/theme/fonts/source-sans-pro/source-sans-pro-regular.woff \
+                       dist/theme/fonts/source-sans-pro/source-sans-pro-italic.woff \
+                       dist/theme/fonts/source-sans-pro/source-sans-pro-semibold.woff \
+                       dist/theme/fonts/source-sans-pro/source-sans-pro-semibolditalic.woff \
+                       plugin/notes/notes.js
+
+# Committed to git, so normally present; fetched only when missing (or on request).
+$(REVEALJS_DIR)/dist/reveal.js:
+	@$(MAKE) --no-print-directory vendor-revealjs
+
+vendor-revealjs:
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "error: npm is not installed; restore the vendored files with" >&2; \
+	  echo "  'git checkout -- $(REVEALJS_DIR)' or install Node.js/npm to fetch reveal.js@$(REVEALJS)." >&2; exit 1; }
+	rm -rf $(REVEALJS_TMP) && mkdir -p $(REVEALJS_TMP)
+	cd $(REVEALJS_TMP) && npm pack --silent reveal.js@$(REVEALJS) >/dev/null
+	$(PYTHON) -c "import hashlib, sys; p = '$(REVEALJS_TMP)/reveal.js-$(REVEALJS).tgz'; \
+	  h = hashlib.sha256(open(p, 'rb').read()).hexdigest(); \
+	  sys.exit(0 if h == '$(REVEALJS_SHA256)' else f'checksum mismatch for {p}: {h}')"
+	tar -xzf $(REVEALJS_TMP)/reveal.js-$(REVEALJS).tgz -C $(REVEALJS_TMP)
+	rm -rf $(REVEALJS_DIR)/dist $(REVEALJS_DIR)/plugin && mkdir -p $(REVEALJS_DIR)
+	cd $(REVEALJS_TMP)/package && cp --parents $(REVEALJS_FILES) $(CURDIR)/$(REVEALJS_DIR)/
+	chmod -R a-x,a+rX,u+w $(REVEALJS_DIR)
+	printf 'reveal.js@%s (npm) tarball sha256 %s\n' $(REVEALJS) $(REVEALJS_SHA256) > $(REVEALJS_DIR)/VERSION
+	rm -rf $(REVEALJS_TMP)
+
+# Lecture slides: one reveal.js deck per chapter page, _build/slides/<page>.html, exported by
+# nbconvert from the notebooks as stored in git (executed and tested by nbval, so a deck
+# never differs from the page). Which cells appear is the cells' slideshow metadata; cells
+# without it are left out (tools/slides_template/README.md). Offline like the book: reveal.js
+# from book/_offline/reveal, MathJax 3 from sphinx-mathjax-offline, widgets from
+# book/_offline/widgets. The decks are checked for network references and, in headless
+# Chromium, for overflowing slides, 3D views that do not draw and math left untypeset.
+SLIDES_DIR          := _build/slides
+SLIDES_MIN          ?= 20
+SLIDES_MAX          ?= 40
+
+slides: $(STAMP) $(WIDGETS_DIR)/embed.js $(REVEALJS_DIR)/dist/reveal.js browser
+	$(BIN)/python tools/slides.py --out $(SLIDES_DIR)
+	$(BIN)/python tools/check_offline.py $(SLIDES_DIR)
+	$(BIN)/python tools/check_slides.py $(SLIDES_DIR) --min-slides $(SLIDES_MIN) --max-slides $(SLIDES_MAX)
+
 # the suite on every core (pytest-xdist), one test file per worker: nbval's cells of a
 # notebook share one kernel, and the homework pipeline's fixtures are per file
 TEST_WORKERS ?= auto
 
 test: $(STAMP) sandbox browser robot-files
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	MBCOURSE_COMPILE_MESSAGE=0 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The URDF files of example-robot-data (tests/test_robot_files.py checks every one against
 # Pinocchio's stored answers): the files alone, without Pinocchio (--no-deps; 109 MB wheel).
