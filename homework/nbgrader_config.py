@@ -14,7 +14,7 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".DS_S
 
 # Every cell gets 20 s, then the kernel is interrupted and grading goes on with the next
 # cell (a `while True: pass` in a submission costs 20 s, not the whole run). Student
-# functions are also called through mbcourse.grading.check_call, which stops them after 5 s.
+# functions are also called through mbcourse.grading.check_call, which stops them after 10 s.
 c.Execute.timeout = 20
 c.Execute.interrupt_on_timeout = True
 c.Execute.startup_timeout = 120
