@@ -154,7 +154,7 @@ def until_trusted(html: str, anim: Animation | None = None) -> str:
     >>> new = until_trusted(old)
     >>> '<img id="_anim_imgA1" src="data:image/png;base64,iVBO"' in new
     True
-    >>> '<div class="anim-controls" hidden>' in new, until_trusted(new) == new
+    >>> '<div class="anim-controls" style="display:none">' in new, until_trusted(new) == new
     (True, True)
     """
     img = _PLAYER_IMG.search(html)
@@ -169,11 +169,13 @@ def until_trusted(html: str, anim: Animation | None = None) -> str:
     src = "".join(first.group(1).replace("\\", "").split())
     html = (html[:img.start()] + f'<img id="{img.group(1)}" src="{src}" alt="first frame">'
             + line + html[img.end():])
-    html = html.replace('<div class="anim-controls">', '<div class="anim-controls" hidden>', 1)
+    # a style, not the hidden attribute, which Jupyter's sanitizer removes
+    html = html.replace('<div class="anim-controls">', '<div class="anim-controls" '
+                        'style="display:none">', 1)
     show = ("<script>(function () { var i = document.getElementById('%s'), "
             "a = i && i.closest('.animation'); if (!a) return; "
             "a.querySelectorAll('.anim-controls').forEach(function (e) { "
-            "e.removeAttribute('hidden'); }); "
+            "e.style.display = ''; }); "
             "a.querySelectorAll('.%s').forEach(function (e) { e.remove(); }); })();</script>"
             % (img.group(1), _UNTRUSTED))
     return html + show

@@ -666,7 +666,7 @@ _JS = r"""
     var V = D.view, H = D.height, nf = D.t.length;
     var msg = box.querySelector('.mbc3d-msg'); if (msg) msg.remove();
     root.querySelectorAll('.mbc3d-bar, .mbc3d-switch, .mbc3d-legend').forEach(function (e) {
-      e.removeAttribute('hidden'); });     // the controls work now; hidden until the script runs
+      e.style.display = ''; });            // the controls work now; hidden until the script runs
     var W = box.clientWidth || 640;
     var renderer = new THREE.WebGLRenderer({antialias: true, preserveDrawingBuffer: true});
     renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
@@ -937,15 +937,15 @@ def view_html(model, t, Q, qd=None, *, fps=30.0, max_frames=300, speed=1.0, heig
            f'<div class="mbc3d-canvas" style="height:{int(height)}px">'
            f'<div class="mbc3d-msg">{_escape(_not_run(model, t))}</div></div>']
     if len(t) > 1:
-        out.append(f'<div class="mbc3d-bar" hidden><button type="button" title="Play">{_PLAY}'
+        out.append(f'<div class="mbc3d-bar" style="display:none"><button type="button" title="Play">{_PLAY}'
                    '</button><input type="range" min="0" max="1000" value="0" '
                    'aria-label="time"><span class="mbc3d-time">t = '
                    f"{t[0]:.2f} s</span></div>")
     if data["meshes"]:
-        out.append('<label class="mbc3d-switch" hidden><input type="checkbox" checked> '
+        out.append('<label class="mbc3d-switch" style="display:none"><input type="checkbox" checked> '
                    f'{_escape(str(meshes))} meshes (off: inertia boxes)</label>')
     if legend:
-        out.append('<div class="mbc3d-legend" hidden>' + "".join(
+        out.append('<div class="mbc3d-legend" style="display:none">' + "".join(
             f'<span style="--c:{b["color"]}">{_escape(b["name"])}</span>'
             for b in data["bodies"][1:]) + "</div>")
     out.append(f'<script type="application/json" class="mbc3d-data">{payload}</script>')

@@ -119,10 +119,11 @@ def test_solutions_are_folded_and_myst_renders(lab):
 def test_stored_3d_views_say_how_to_draw_them_before_trust(lab):
     views = lab.js("Array.from(document.querySelectorAll('.mbc3d')).map(e => ({"
                    "text: e.innerText, canvas: !!e.querySelector('canvas'), "
-                   "bar: e.querySelector('.mbc3d-bar') ? e.querySelector('.mbc3d-bar').hidden : null}))")
+                   "bar: e.querySelector('.mbc3d-bar') ? e.querySelector('.mbc3d-bar').style.display === 'none' : null,"
+                   "legend: e.querySelector('.mbc3d-legend').style.display === 'none'}))")
     assert len(views) == 2
     for v in views:
-        assert not v["canvas"] and v["bar"] in (True, None), v
+        assert not v["canvas"] and v["bar"] in (True, None) and v["legend"], v
         assert "not drawn: the notebook is not trusted" in v["text"]
         assert "Trust Notebook" in v["text"] and "jupyter trust" in v["text"]
 
@@ -152,7 +153,7 @@ DRAWN = """Array.from(document.querySelectorAll('.mbc3d')).map(e => {
   for (let i = 0; i < px.length; i += 4)
     if (Math.abs(px[i] - 247) + Math.abs(px[i + 1] - 247) + Math.abs(px[i + 2] - 247) > 30) drawn++;
   return {pixels: w * h, drawn: drawn, bar: e.querySelector('.mbc3d-bar') ?
-          e.querySelector('.mbc3d-bar').hidden : null};
+          e.querySelector('.mbc3d-bar').style.display === 'none' : null};
 })"""
 
 

@@ -222,6 +222,7 @@ def test_fallback_text_is_one_clean_line(pendulum):
         # the player bar, the mesh switch and the legend wait hidden for the script
         for cls, count in (("mbc3d-bar", int("animation" in what)), ("mbc3d-legend", 1)):
             tags = re.findall(rf'<(?:div|label) class="{cls}"[^>]*>', shown.data)
-            assert len(tags) == count and all(t.endswith(" hidden>") for t in tags), (cls, tags)
+            assert len(tags) == count and all(t.endswith(' style="display:none">')
+                                              for t in tags), (cls, tags)
         text = repr(shown)
         assert text == f"[{what}: interactive in Jupyter and in the web version of the book]"
