@@ -72,10 +72,15 @@ PROBE = r"""
   }
   function cut(s) {                            // code, formulas, tables wider than their box
     return Array.prototype.filter.call(s.querySelectorAll('pre, mjx-container, table'),
-      function (e) { return e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0; })
+      function (e) {
+        if (e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0) return true;
+        var p = e.parentElement && e.parentElement.getBoundingClientRect().width;
+        return e.tagName === 'MJX-CONTAINER' && p > 0 &&   // a \tag widens the whole container
+          e.getBoundingClientRect().width > p + 1; })
       .slice(0, 3).map(function (e) {
         return e.tagName.toLowerCase() + ' "' + e.textContent.replace(/\s+/g, ' ').trim()
-          .slice(0, 40) + '": ' + e.scrollWidth + ' px wide in ' + e.clientWidth + ' px'; });
+          .slice(0, 40) + '": ' + Math.max(e.scrollWidth, Math.round(e.getBoundingClientRect().width)) +
+          ' px wide in ' + Math.min(e.clientWidth, Math.round(e.parentElement.getBoundingClientRect().width)) + ' px'; });
   }
   function leaves() {
     return Array.prototype.filter.call(document.querySelectorAll('.reveal .slides section'),
