@@ -46,3 +46,16 @@ def test_silent_when_turned_off_or_not_ours(note, capsys, monkeypatch):
     monkeypatch.setenv("MBCOURSE_COMPILE_MESSAGE", "0")
     _compile(common.cholesky_factor_n)
     assert capsys.readouterr().err == "" and note.depth == 0
+
+
+def test_a_function_without_a_module_compiles(note, capsys):
+    """mb.symbolic compiles code made by exec: its function has no module; the note must
+    neither fail its compilation nor speak for it."""
+    import numba
+
+    namespace = {}
+    exec("def made(x):\n    return 2.0 * x", namespace)
+    made = numba.njit(namespace["made"])
+    assert made.py_func.__module__ is None
+    _compile(made)
+    assert made(1.5) == 3.0 and capsys.readouterr().err == "" and note.depth == 0

@@ -155,9 +155,9 @@ class _CompileNote(nb.core.event.Listener):
         self.depth, self.said = 0, set()
 
     def on_start(self, event):
-        func = getattr(event.data.get("dispatcher"), "py_func", None)
-        if not getattr(func, "__module__", "").startswith(__name__):
+        if not _ours(event):
             return
+        func = event.data["dispatcher"].py_func
         self.depth += 1
         name = func.__name__
         if self.depth == 1 and name not in self.said and _os.environ.get(
@@ -167,9 +167,16 @@ class _CompileNote(nb.core.event.Listener):
                   "minute; later runs load it from the cache) ...", file=_sys.stderr, flush=True)
 
     def on_end(self, event):
-        func = getattr(event.data.get("dispatcher"), "py_func", None)
-        if getattr(func, "__module__", "").startswith(__name__):
+        if _ours(event):
             self.depth -= 1
+
+
+def _ours(event):
+    """Whether a numba event is about a function of this package (a function made by
+    ``exec``, as :mod:`mbcourse.symbolic` makes, may have no module at all)."""
+    func = getattr((event.data or {}).get("dispatcher"), "py_func", None)
+    return isinstance(getattr(func, "__module__", None), str) and func.__module__.startswith(
+        __name__)
 
 
 import os as _os  # noqa: E402
