@@ -19,20 +19,14 @@ from __future__ import annotations
 import itertools
 import json
 import pathlib
-import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
 
-
-def chromium():
-    """Path of a Chromium-like browser, or None."""
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from check_3d import chromium  # noqa: E402  (the one place that finds the browser)
 
 
 class BrowserError(RuntimeError):

@@ -110,7 +110,9 @@ def finish(app, exc) -> None:
     if exc is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
-    copy_asset(str(ASSETS), str(outdir / ASSETS_DEST))
+    # reveal.js is for the lecture decks (make slides), not for the site's pages
+    copy_asset(str(ASSETS), str(outdir / ASSETS_DEST),
+               excluded=lambda rel: rel.lstrip("./").split("/")[0] == "reveal")
     (outdir / "_static" / "mathjax" / "latest.js").unlink(missing_ok=True)
 
 
