@@ -32,7 +32,8 @@ from .joints import Part, as_array, frozen, vector
 from .spatial import is_rotation, vee
 
 __all__ = ["Body", "Load", "Spring", "JointSpring", "GeneralizedForce", "BaseMotion",
-           "positive", "inertia_tensor", "state_function"]
+           "JointLimit", "Contact", "positive", "inertia_tensor", "state_function",
+           "restitution_value"]
 
 _EYE = np.eye(3)
 
@@ -259,6 +260,99 @@ class GeneralizedForce(_Element):
 
     def __init__(self, name, fn, model=None):
         self._init(model, name=name, fn=fn)
+
+
+# ------------------------------------------------------------ unilateral constraints
+def restitution_value(value, what):
+    """A coefficient of restitution: a number in [0, 1] (0 plastic, 1 elastic)."""
+    e = positive(value, what, allow_zero=True)
+    if e > 1.0:
+        raise ModelError(f"{what} must lie in [0, 1] (0: plastic, 1: elastic; above 1 an "
+                         f"impact would create energy), got {e}")
+    return e
+
+
+class JointLimit(_Element):
+    """Stops of a one-coordinate joint: ``lower <= q <= upper`` (chapter 9).
+
+    Reaching a stop is an impact with Newton's coefficient ``restitution``; ``lower``,
+    ``upper`` and ``restitution`` may be reassigned (``-inf``/``inf`` leave a side open).
+    """
+
+    _PARAMETERS = ("lower", "upper", "restitution")
+    _label = "joint limit"
+
+    def __init__(self, joint, lower, upper, restitution, model=None):
+        self._init(model, joint=joint, name=joint.name)
+        lower, upper = self._bound(lower, "lower"), self._bound(upper, "upper")
+        self._order(lower, upper)
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "upper", upper)
+        object.__setattr__(self, "restitution", self._validate("restitution", restitution))
+
+    def _bound(self, value, attr):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or np.isnan(value):
+            raise ModelError(f"joint limit on {self.joint.name!r}: {attr} must be a number "
+                             f"(-inf or inf for an open side), got {value!r}")
+        return float(value)
+
+    def _order(self, lower, upper):
+        if not lower < upper:
+            raise ModelError(f"joint limit on {self.joint.name!r}: lower ({lower:g}) must be "
+                             f"below upper ({upper:g})")
+
+    def _validate(self, attr, value):
+        if attr == "restitution":
+            return restitution_value(value, f"joint limit on {self.joint.name!r}: restitution")
+        value = self._bound(value, attr)
+        self._order(*((value, self.upper) if attr == "lower" else (self.lower, value)))
+        return value
+
+    def __repr__(self):
+        return (f"JointLimit({self.name!r}, lower={self.lower:g}, upper={self.upper:g}, "
+                f"restitution={self.restitution:g})")
+
+
+class Contact(_Element):
+    """A point of a body (or a sphere of ``radius`` about it) that may not pass below the
+    plane ``normal . x = offset`` (world axes; chapter 9).
+
+    The gap is ``normal . (r + A point) - offset - radius``; an impact obeys Newton's
+    ``restitution`` and Coulomb's ``friction`` coefficient. Every parameter but the body may
+    be reassigned.
+    """
+
+    _PARAMETERS = ("point", "normal", "offset", "radius", "restitution", "friction")
+    _label = "contact"
+
+    def __init__(self, name, body, model=None, **params):
+        self._init(model, name=name, body=body)
+        for key in self._PARAMETERS:
+            object.__setattr__(self, key, self._validate(key, params[key]))
+
+    def _validate(self, attr, value):
+        what = f"contact {self.name!r}: {attr}"
+        if attr == "point":
+            return vector(value, what)
+        if attr == "normal":
+            n = vector(value, what)
+            length = float(np.linalg.norm(n))
+            if not length > 1e-12:
+                raise ModelError(f"{what} must be a non-zero vector (the plane's outward "
+                                 f"normal, world axes), got {n.tolist()}")
+            return frozen(n / length)
+        if attr == "offset":
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                    or not np.isfinite(value):
+                raise ModelError(f"{what} must be a finite number, got {value!r}")
+            return float(value)
+        if attr == "restitution":
+            return restitution_value(value, what)
+        return positive(value, what, allow_zero=True)
+
+    def __repr__(self):
+        return (f"Contact({self.name!r}, restitution={self.restitution:g}, "
+                f"friction={self.friction:g})")
 
 
 # -------------------------------------------------------------------- base motion

@@ -123,7 +123,8 @@ from . import poses as _poses
 from . import state as _state
 from . import summary as _summary
 from . import topology as _topology
-from .elements import (BaseMotion, Body, GeneralizedForce, JointSpring, Load, Spring,
+from .elements import (BaseMotion, Body, Contact, GeneralizedForce, JointLimit, JointSpring,
+                       Load, Spring,
                        inertia_tensor, positive, state_function)
 from .errors import InertiaWarning, ModelError, TopologyError
 from .joints import (JOINT_KINDS, QUATERNION_TOL, Joint, frozen, joint_parameters,
@@ -131,6 +132,7 @@ from .joints import (JOINT_KINDS, QUATERNION_TOL, Joint, frozen, joint_parameter
 from .state import State
 
 __all__ = ["Model", "Body", "Joint", "Load", "Spring", "JointSpring", "GeneralizedForce",
+           "JointLimit", "Contact",
            "BaseMotion", "State", "JOINT_KINDS", "QUATERNION_TOL"]
 
 _EYE = np.eye(3)
@@ -208,6 +210,8 @@ class Model:
         d["_springs"] = []
         d["_joint_springs"] = []
         d["_generalized_forces"] = []
+        d["_joint_limits"] = []  # unilateral constraints (chapter 9, mbcourse.contact)
+        d["_contacts"] = []
         d["_mimics"] = []  # coupled coordinates, mbcourse.coupling
         d["parameters"] = {}  # free-form: the dimensions a model builder used
         d["_body_index"] = {base: 0}
@@ -283,7 +287,8 @@ class Model:
         """
         new = _copy.deepcopy(self)
         new._prepared.clear()
-        for part in new._bodies + new._joints + new._springs + new._joint_springs + new._loads:
+        for part in (new._bodies + new._joints + new._springs + new._joint_springs + new._loads
+                     + new._contacts):
             for key, value in vars(part).items():
                 for arr in (value if isinstance(value, tuple) else (value,)):
                     if isinstance(arr, np.ndarray):
@@ -368,6 +373,16 @@ class Model:
     def joint_springs(self):
         """The joint spring-dampers of :meth:`add_joint_spring` (a tuple)."""
         return tuple(self._joint_springs)
+
+    @property
+    def joint_limits(self):
+        """The joint stops of :meth:`add_joint_limit` (a tuple)."""
+        return tuple(self._joint_limits)
+
+    @property
+    def contacts(self):
+        """The contact points of :meth:`add_contact` (a tuple)."""
+        return tuple(self._contacts)
 
     @property
     def generalized_force_elements(self):
@@ -615,6 +630,93 @@ class Model:
             raise ModelError(f"generalized force {label!r} must be a callable f(t, q, qd); "
                              "pass constant forces as tau")
         self._generalized_forces.append(element)
+        self._touch()
+        return element
+
+    def add_joint_limit(self, joint, lower, upper, *, restitution=0.0):
+        """Stops ``lower <= q <= upper`` on a one-coordinate joint (chapter 9); returns the
+        :class:`JointLimit`.
+
+        Only :func:`mbcourse.contact.simulate` enforces them (every other formulation treats
+        the joint as free). Reaching a stop is an impact with Newton's ``restitution`` in
+        [0, 1]; ``-inf`` or ``inf`` leaves one side open.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.models.double_pendulum()
+        >>> m.add_joint_limit("B", -0.5, 0.5, restitution=0.3)
+        JointLimit('B', lower=-0.5, upper=0.5, restitution=0.3)
+        >>> m.add_joint_limit("A", 1.0, -1.0)
+        Traceback (most recent call last):
+        ...
+        mbcourse.errors.ModelError: joint limit on 'A': lower (1) must be below upper (-1)
+        """
+        j = self.joint(joint.name if isinstance(joint, Joint) else joint)
+        if j.nq != 1 or j.nv != 1:
+            raise ModelError(f"joint {j.name!r} ({j.kind}) has {j.nv} coordinates: a joint "
+                             "limit bounds a one-coordinate joint (revolute, prismatic, screw)")
+        if any(lim.joint is j for lim in self._joint_limits):
+            raise ModelError(f"joint {j.name!r} already has a limit; assign its lower, upper "
+                             "or restitution instead")
+        if any(mimic.joint == j.name for mimic in self._mimics):
+            raise ModelError(f"joint {j.name!r} follows another joint (a mimic joint): limit "
+                             "the joint it follows")
+        element = JointLimit(j, lower, upper, restitution, self)
+        self._joint_limits.append(element)
+        self._touch()
+        return element
+
+    def add_contact(self, name, body, point, *, normal=(0.0, 0.0, 1.0), offset=0.0,
+                    radius=0.0, restitution=0.0, friction=0.0):
+        """A point of ``body`` (or a sphere of ``radius`` about it) that may not pass below the
+        plane ``normal . x = offset`` (chapter 9); returns the :class:`Contact`.
+
+        Parameters
+        ----------
+        name : str
+            Unique contact name (it labels the impacts of :func:`mbcourse.contact.simulate`).
+        body : str or int
+            A moving body (not the base).
+        point : array_like, shape (3,)
+            Body axes, from the centre of mass.
+        normal : array_like, shape (3,)
+            The plane's outward normal, world axes (normalized here).
+        offset : float
+            The plane is ``normal . x = offset``.
+        radius : float
+            Non-negative: a sphere about ``point`` rolls and bounces on the plane.
+        restitution : float
+            Newton's coefficient, in [0, 1].
+        friction : float
+            Coulomb's coefficient, non-negative.
+
+        Only :func:`mbcourse.contact.simulate` enforces contacts.
+
+        Examples
+        --------
+        >>> import mbcourse as mb
+        >>> m = mb.Model(gravity=(0, 0, -9.81))
+        >>> _ = m.add_body("ball", 1.0, [0.004, 0.004, 0.004])
+        >>> _ = m.add_joint("drop", "prismatic", "ground", "ball", axis=(0, 0, 1))
+        >>> m.add_contact("floor", "ball", (0, 0, 0), radius=0.1, restitution=0.8)
+        Contact('floor', restitution=0.8, friction=0)
+        >>> m.add_contact("wall", "ground", (0, 0, 0))
+        Traceback (most recent call last):
+        ...
+        mbcourse.errors.ModelError: contact 'wall': body 'ground' is the base; a contact belongs to a moving body
+        """
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"a contact needs a non-empty string name, got {name!r}")
+        if any(c.name == name for c in self._contacts):
+            raise ModelError(f"contact {name!r} already exists (names must be unique)")
+        idx = self._resolve_body(body, "body", f"contact {name!r}")
+        if idx == 0:
+            raise ModelError(f"contact {name!r}: body {self._bodies[0].name!r} is the base; a "
+                             "contact belongs to a moving body")
+        element = Contact(name, idx, self, point=point, normal=normal, offset=offset,
+                          radius=radius, restitution=restitution, friction=friction)
+        self._contacts.append(element)
         self._touch()
         return element
 

@@ -175,7 +175,8 @@ def mesh_path(filename, source=None):
     return next((c for c in candidates if c.is_file()), None)
 
 
-def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, mimic=True):
+def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, mimic=True,
+          limits=False, restitution=0.0):
     """A shipped robot as a Model: ``"panda"`` (9 joints, the second finger a mimic joint:
     ``nq = nv = 8``) or ``"so100"`` (6 joints).
 
@@ -189,7 +190,7 @@ def robot(name, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False,
     ['shoulder_pan', 'shoulder_lift', 'elbow_flex', 'wrist_flex', 'wrist_roll', 'gripper']
     """
     return load(robot_path(name), floating_base=floating_base, gravity=gravity, strict=strict,
-                mimic=mimic)
+                mimic=mimic, limits=limits, restitution=restitution)
 
 
 # ----------------------------------------------------------------- small geometry
@@ -467,7 +468,8 @@ def _composite(parts):
     return mass, centre, inertia
 
 
-def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, mimic=True):
+def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, mimic=True,
+         limits=False, restitution=0.0):
     """Read a URDF robot into a :class:`~mbcourse.Model`.
 
     Parameters
@@ -489,6 +491,13 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False
         ``True`` (default): a ``<mimic>`` joint's coordinate is coupled to its primary's
         (:meth:`~mbcourse.Model.add_mimic`), so ``nq`` and ``nv`` count the independent
         coordinates. ``False``: every joint keeps its own coordinate.
+    limits : bool
+        ``True``: every revolute and prismatic joint with ``<limit lower upper>`` gets
+        :meth:`~mbcourse.Model.add_joint_limit` (continuous joints and mimic joints none),
+        enforced by :func:`mbcourse.contact.simulate`. ``False`` (default): the limits are
+        only recorded in ``model.parameters["urdf"]["limits"]``.
+    restitution : float
+        The stops' coefficient of restitution with ``limits=True`` (in [0, 1]).
 
     Returns
     -------
@@ -531,7 +540,8 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False
     >>> mb.vereshchagin.forward_dynamics(m, [0.3], [0.0]).round(6)   # -m g l sin q / (I + m l^2)
     array([-4.141505])
     """
-    for flag, value in (("floating_base", floating_base), ("strict", strict), ("mimic", mimic)):
+    for flag, value in (("floating_base", floating_base), ("strict", strict), ("mimic", mimic),
+                        ("limits", limits)):
         if not isinstance(value, (bool, np.bool_)):
             raise ModelError(f"{flag} must be True or False, got {value!r}")
     name, origin, links, joints = _parse(source)
@@ -556,6 +566,17 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False
                             relation["offset"])
         except ModelError as exc:
             raise ModelError(f"{origin}: joint {joint!r}, <mimic>: {exc}") from None
+    if limits:
+        followers = {c.joint for c in model.mimics}
+        for j in joints:
+            if j.type in ("revolute", "prismatic") and j.name not in followers \
+                    and "lower" in j.limit and "upper" in j.limit \
+                    and j.limit["lower"] < j.limit["upper"]:
+                try:
+                    model.add_joint_limit(j.name, j.limit["lower"], j.limit["upper"],
+                                          restitution=restitution)
+                except ModelError as exc:
+                    raise ModelError(f"{origin}: joint {j.name!r}, <limit>: {exc}") from None
     frames, shapes = _placements(order, owner, links, centre)
     model.parameters["urdf"] = {
         "name": name, "source": origin, "root": root, "floating_base": bool(floating_base),
