@@ -51,7 +51,8 @@ import numpy as np
 
 from . import kinematics as _kin
 from . import poses as _poses
-from .errors import IntegrationError, ModelError, ShapeError, SingularSystemError
+from .errors import (IntegrationError, ModelError, ShapeError, SingularSystemError,
+                     TopologyError)
 from .model import Model
 from .sim import (Trajectory, check_method, check_t_eval, initial_state, integrate,
                   prepare as _sim_prepare, refuse_options)
@@ -122,7 +123,7 @@ class ContactTrajectory(Trajectory):
 @dataclass(frozen=True)
 class _Gaps:
     names: tuple
-    kind: np.ndarray        # 0: a stop's lower side, 1: upper side, 2: a contact
+    side: np.ndarray        # 0: a stop's lower side, 1: upper side, 2: a contact
     e: np.ndarray
     mu: np.ndarray
     iq: np.ndarray          # stops: coordinate index in q and qd
@@ -140,13 +141,13 @@ def _tangents(n):
 
 def _prepare(model):
     def build():
-        names, kind, e, mu, iq, iv, bound, contacts = [], [], [], [], [], [], [], []
+        names, side, e, mu, iq, iv, bound, contacts = [], [], [], [], [], [], [], []
         for lim in model.joint_limits:
             j = lim.joint
-            for side, value in ((0, lim.lower), (1, lim.upper)):
+            for k, value in ((0, lim.lower), (1, lim.upper)):
                 if np.isfinite(value):
-                    names.append(f"{lim.name}:{'lower' if side == 0 else 'upper'}")
-                    kind.append(side)
+                    names.append(f"{lim.name}:{'lower' if k == 0 else 'upper'}")
+                    side.append(k)
                     e.append(lim.restitution)
                     mu.append(0.0)
                     iq.append(j.q_slice.start)
@@ -156,13 +157,13 @@ def _prepare(model):
             contacts.append((len(names), c.body, np.array(c.point), np.array(c.normal),
                              c.offset, c.radius) + _tangents(np.array(c.normal)))
             names.append(c.name)
-            kind.append(2)
+            side.append(2)
             e.append(c.restitution)
             mu.append(c.friction)
             iq.append(-1)
             iv.append(-1)
             bound.append(0.0)
-        return _Gaps(tuple(names), np.array(kind, int), np.array(e), np.array(mu),
+        return _Gaps(tuple(names), np.array(side, int), np.array(e), np.array(mu),
                      np.array(iq, int), np.array(iv, int), np.array(bound), tuple(contacts))
 
     return model.prepared("contact.gaps", build)
@@ -183,8 +184,8 @@ def _geometry(model, U, q, qd=None, t=0.0, rows=True):
     rates' bias ``Jdot qd`` of both, (m,) and (m, 2)."""
     m, nv = len(U.names), model.nv
     g = np.zeros(m)
-    stop = U.kind < 2
-    sign = np.where(U.kind == 0, 1.0, -1.0)
+    stop = U.side < 2
+    sign = np.where(U.side == 0, 1.0, -1.0)
     g[stop] = sign[stop] * (q[U.iq[stop]] - U.bound[stop])
     if not rows:
         for row, body, point, n, offset, radius, *_ in U.contacts:
@@ -581,7 +582,7 @@ class _Run:
         return qd, self.mode(t, q, qd, release)
 
     def _tangential(self, i, lam):
-        if self.U.kind[i] < 2 or lam.size == 1:
+        if self.U.side[i] < 2 or lam.size == 1:
             return np.zeros(3)
         c = next(c for c in self.U.contacts if c[0] == i)
         return lam[1] * c[6] + lam[2] * c[7]
@@ -742,8 +743,43 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, law="impulse", restitutio
     _check(model, what)
     t0, t1, q0, qd0, tau_fn = initial_state(model, t_span, q0, qd0, tau)
     method, t_eval = check_method(method), check_t_eval(t_eval, t0, t1)
+    _check_options(what, model, law, restitution_law, rest_speed, stiffness, slip_speed,
+                   exponent, max_impacts)
+    U = _prepare(model)
+    g0 = _geometry(model, U, q0, t=t0, rows=False)
+    if np.any(g0 < -1e-9):
+        bad = {U.names[i]: float(g0[i]) for i in np.flatnonzero(g0 < -1e-9)}
+        raise ModelError(f"{what}: q0 violates gaps {bad} (negative: a point below its "
+                         "plane or a joint beyond its stop); start on the allowed side")
+    options = dict(method=method, rtol=rtol, atol=atol, max_step=max_step)
+    if law == "compliant":
+        return _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options,
+                                   stiffness, float(exponent), slip_speed)
+    run = _Run(model, U, tau_fn, restitution_law, rest_speed, GAP_TOL, max_impacts)
+    nq = model.nq
+    qd0, state = run.impact(t0, q0, qd0)
+    state = {"mode": state}
+
+    def setup(t, y):
+        events, state["what"] = run.events(state["mode"], t, y[:nq], y[nq:])
+        return run.rhs(state["mode"]), events
+
+    def on_event(k, t, y):
+        kind, i = state["what"][k]
+        q = model.normalize_q(y[:nq]) if _sim_prepare(model).quaternions else y[:nq]
+        qd, state["mode"] = run.impact(t, q, y[nq:], (i,) if kind == "release" else ())
+        return np.concatenate([q, qd])
+
+    t_all, y_all, sol = _phases(what, t0, t1, np.concatenate([q0, qd0]), slice(nq, None),
+                                t_eval, options, setup, on_event)
+    qs = model.normalize_q(y_all[:nq].T) if _sim_prepare(model).quaternions else y_all[:nq].T
+    return ContactTrajectory(model, t_all, qs, y_all[nq:].T, sol, None, impacts=run.impacts,
+                             tangential=run.tangential, dp=run.dp, law="impulse")
+
+
+def _check_options(what, model, law, restitution_law, rest_speed, stiffness, slip_speed,
+                   exponent, max_impacts):
     if _sim_prepare(model).loop_joints:
-        from .errors import TopologyError
         raise TopologyError(f"{what}: joints {list(_sim_prepare(model).loop_joints)} close "
                             "loops; contact dynamics runs on trees")
     if law not in LAWS:
@@ -762,59 +798,57 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, law="impulse", restitutio
     if isinstance(max_impacts, bool) or not isinstance(max_impacts, int) or max_impacts < 1:
         raise ModelError(f"{what}: max_impacts must be a positive integer, got "
                          f"{max_impacts!r}")
-    U = _prepare(model)
-    g0 = _geometry(model, U, q0, t=t0, rows=False)
-    if np.any(g0 < -1e-9):
-        bad = {U.names[i]: float(g0[i]) for i in np.flatnonzero(g0 < -1e-9)}
-        raise ModelError(f"{what}: q0 violates gaps {bad} (negative: a point below its "
-                         "plane or a joint beyond its stop); start on the allowed side")
-    options = dict(method=method, rtol=rtol, atol=atol, max_step=max_step)
-    if law == "compliant":
-        return _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options,
-                                   stiffness, float(exponent), slip_speed)
-    run = _Run(model, U, tau_fn, restitution_law, rest_speed, GAP_TOL, max_impacts)
-    nq = model.nq
+
+
+def _phases(what, t0, t1, y0, speeds, t_eval, options, setup, on_event):
+    """Integrate smooth phases from ``t0`` to ``t1``: ``setup(t, y) -> (rhs, events)`` for
+    each, ``on_event(k, t, y) -> y`` after the phase's terminal event ``k``. The samples at
+    an event (before and after it, the same ``t`` twice) are kept unless ``t_eval`` is
+    given."""
     ts, ys = [], []
-    qd, mode = run.impact(t0, q0, qd0)
-    t, q = t0, q0
-    release = ()
+    t, y = t0, y0
     while True:
-        events, what_ = run.events(mode, t, q, qd)
+        rhs, events = setup(t, y)
         te = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= t1)]
         if te is not None and ts and te.size and te[0] == t:
             te = te[1:]
-        sol = integrate(what, run.rhs(mode), t, t1, np.concatenate([q, qd]),
-                        lambda y: y[nq:], events=events, t_eval=te, **options)
+        sol = integrate(what, rhs, t, t1, y, lambda z: z[speeds], events=events, t_eval=te,
+                        **options)
         ts.append(sol.t)
         ys.append(sol.y)
         if sol.status == 0:
             break
         k = next(k for k, tk in enumerate(sol.t_events) if tk.size)
-        kind, i = what_[k]
-        t, y = float(sol.t_events[k][0]), sol.y_events[k][0]
-        q = model.normalize_q(y[:nq]) if _sim_prepare(model).quaternions else y[:nq]
-        qd = y[nq:]
-        release = (i,) if kind == "release" else ()
-        if kind == "stop":          # a sliding contact stops: let it stick (mode decides)
-            qd = qd.copy()
-        before = len(run.impacts)
-        qd, mode = run.impact(t, q, qd, release)
+        t = float(sol.t_events[k][0])
+        if t_eval is None and sol.t[-1] != t:
+            ts.append(np.array([t]))
+            ys.append(sol.y_events[k][0][:, None])
+        y = on_event(k, t, sol.y_events[k][0].copy())
         if t_eval is None:
             ts.append(np.array([t]))
-            ys.append(np.concatenate([q, qd])[:, None])
-        if len(run.impacts) == before and kind == "gap" and mode.closed == () \
-                and t >= t1:
+            ys.append(y[:, None])
+        if t >= t1:
             break
-    t_all = np.concatenate(ts)
-    y_all = np.concatenate(ys, axis=1)
-    qs = model.normalize_q(y_all[:nq].T) if _sim_prepare(model).quaternions else y_all[:nq].T
-    return ContactTrajectory(model, t_all, qs, y_all[nq:].T, sol, None, impacts=run.impacts,
-                             tangential=run.tangential, dp=run.dp, law="impulse")
+    return np.concatenate(ts), np.concatenate(ys, axis=1), sol
 
 
 #: The compliant law's damping uses an approach speed of at least this (m/s or rad/s): a
 #: contact that starts at rest would otherwise be infinitely damped.
 HC_MIN_SPEED = 1e-2
+
+
+def _crossings(model, U, start):
+    """Terminal events on every gap crossing zero either way; at a restart on a root
+    (``start["t"]``) the gap that fired reads as the side it moves to."""
+    events = []
+    for i in range(len(U.names)):
+        def ev(t, y, i=i):
+            if t == start["t"] and start["sign"][i]:
+                return start["sign"][i] * 1e-300
+            return _geometry(model, U, y[:model.nq], rows=False, t=t)[i]
+        ev.terminal, ev.direction = True, 0
+        events.append(ev)
+    return events
 
 
 def _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options, k, p, slip):
@@ -853,31 +887,10 @@ def _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options, k, p
         return np.concatenate([_poses.qdot(model, q, qd) if quats else qd, qdd, F])
 
     start = {"t": t0, "sign": np.zeros(m)}
-    events = []
-    for i in range(m):
-        def ev(t, y, i=i):
-            # at a restart on a root, the gap's sign is the side it moves to
-            if t == start["t"] and start["sign"][i]:
-                return start["sign"][i] * 1e-300
-            return _geometry(model, U, y[:nq], rows=False, t=t)[i]
-        ev.terminal, ev.direction = True, 0
-        events.append(ev)
+    events = _crossings(model, U, start)
     impacts, tangential, dp = [], [], []
-    ts, ys = [], []
-    y = np.concatenate([q0, qd0, np.zeros(m)])
-    t = t0
-    while True:
-        te = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= t1)]
-        if te is not None and ts and te.size and te[0] == t:
-            te = te[1:]
-        sol = integrate("mb.contact.simulate", rhs, t, t1, y, lambda z: z[nq:nq + nv],
-                        events=events, t_eval=te, **options)
-        ts.append(sol.t)
-        ys.append(sol.y)
-        if sol.status == 0:
-            break
-        i = next(k for k, tk in enumerate(sol.t_events) if tk.size)
-        t, y = float(sol.t_events[i][0]), sol.y_events[i][0].copy()
+
+    def on_event(i, t, y):
         Jn = _geometry(model, U, y[:nq], y[nq:nq + nv], t)[1]
         rate = Jn[i] @ y[nq:nq + nv]
         if rate < 0:                                    # a contact begins
@@ -891,10 +904,11 @@ def _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options, k, p
             onset[i] = np.nan
         start["t"], start["sign"] = t, np.zeros(m)
         start["sign"][i] = 1.0 if rate >= 0 else -1.0
-        if t >= t1:
-            break
-    t_all = np.concatenate(ts)
-    y_all = np.concatenate(ys, axis=1)
+        return y
+
+    t_all, y_all, sol = _phases("mb.contact.simulate", t0, t1,
+                                np.concatenate([q0, qd0, np.zeros(m)]), slice(nq, nq + nv),
+                                t_eval, options, lambda t, y: (rhs, events), on_event)
     q_all = model.normalize_q(y_all[:nq].T) if quats else y_all[:nq].T
     order = np.argsort([imp.t for imp in impacts], kind="stable")
     return ContactTrajectory(model, t_all, q_all, y_all[nq:nq + nv].T, sol, None,

@@ -265,8 +265,10 @@ class GeneralizedForce(_Element):
 # ------------------------------------------------------------ unilateral constraints
 def restitution_value(value, what):
     """A coefficient of restitution: a number in [0, 1] (0 plastic, 1 elastic)."""
-    e = positive(value, what, allow_zero=True)
-    if e > 1.0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ModelError(f"{what} must be a number in [0, 1], got {value!r}")
+    e = float(value)
+    if not 0.0 <= e <= 1.0:
         raise ModelError(f"{what} must lie in [0, 1] (0: plastic, 1: elastic; above 1 an "
                          f"impact would create energy), got {e}")
     return e
