@@ -56,7 +56,7 @@ from .errors import (IntegrationError, ModelError, ShapeError, SingularSystemErr
 from .model import Model
 from .sim import (Trajectory, check_method, check_t_eval, initial_state, integrate,
                   prepare as _sim_prepare, refuse_options)
-from .tree.general import bias_forces, mass_matrix
+from .tree.general import forward_dynamics, mass_matrix
 
 __all__ = ["simulate", "impulse", "gaps", "gap_jacobian", "Impact", "ContactTrajectory",
            "hunt_crossley_damping", "LAWS"]
@@ -485,27 +485,33 @@ class _Mode:
 class _Dynamics:
     """The model's equations of motion with some gaps shut: ``M qdd = B + tau + D^T
     lambda``, ``J qdd + Jdot qd = 0`` (``D = J`` but for sliding friction, whose force is
-    ``-mu lambda_n s`` along the tangent rows)."""
+    ``-mu lambda_n s`` along the tangent rows, ``s`` the direction of sliding).
+
+    ``M^-1 (B + tau)`` and ``M^-1 D^T`` come from chapter 3's forward dynamics (compiled
+    where the kernels take the model): one batched call with the forces ``tau`` and ``tau
+    + D_k^T``, whose differences are the columns ``M^-1 D_k^T``.
+    """
 
     def __init__(self, model, U, tau_fn):
         self.model, self.U, self.tau_fn = model, U, tau_fn
         self._key = None
 
-    def forces(self, t, q, qd):
-        f = bias_forces(self.model, q, qd, t=t)
-        if self.tau_fn is not None:
-            f = f + self.tau_fn(t, q, qd)
-        return f
+    def accelerations(self, t, q, qd, extra=None):
+        """``M^-1 (B + tau + extra_k)`` for the rows ``extra_k`` (none: one row)."""
+        nv = self.model.nv
+        tau = np.zeros(nv) if self.tau_fn is None else self.tau_fn(t, q, qd)
+        taus = tau[None] if extra is None else np.vstack([tau, tau + extra])
+        B = taus.shape[0]
+        return forward_dynamics(self.model, np.repeat(q[None], B, axis=0),
+                                np.repeat(qd[None], B, axis=0), taus, t=t)
 
     def solve(self, t, q, qd, mode, geo=None):
         """``(qdd, lambda_n (per closed gap), lambda_t (per sticking gap, 2))``."""
         key = (t, q.tobytes(), qd.tobytes(), id(mode))
         if key == self._key:
             return self._value
-        M = mass_matrix(self.model, q, t=t)
-        f = self.forces(t, q, qd)
         if not mode.closed:
-            out = np.linalg.solve(M, f), np.zeros(0), np.zeros((0, 2))
+            out = self.accelerations(t, q, qd)[0], np.zeros(0), np.zeros((0, 2))
         else:
             if geo is None:
                 geo = _geometry(self.model, self.U, q, qd, t)
@@ -514,17 +520,20 @@ class _Dynamics:
             J = np.concatenate([Jn[closed], Jt[stick].reshape(-1, Jn.shape[1])])
             b = np.concatenate([dn[closed], dt[stick].reshape(-1)])
             D = J.copy()
-            mu = self.U.mu
             for r, i in enumerate(closed):
                 if i in mode.slide:
-                    D[r] -= mu[i] * (mode.slide[i] @ Jt[i])
-            MinvD = np.linalg.solve(M, np.concatenate([f[:, None], D.T], axis=1))
-            A = J @ MinvD[:, 1:]
+                    vt = Jt[i] @ qd
+                    speed = np.linalg.norm(vt)
+                    s = vt / speed if speed > 1e-12 else mode.slide[i]
+                    D[r] -= self.U.mu[i] * (s @ Jt[i])
+            acc = self.accelerations(t, q, qd, D)
+            a0, MinvDt = acc[0], (acc[1:] - acc[0]).T
+            A = J @ MinvDt
             try:
-                lam = np.linalg.solve(A, -(J @ MinvD[:, 0] + b))
+                lam = np.linalg.solve(A, -(J @ a0 + b))
             except np.linalg.LinAlgError:
-                lam = np.linalg.lstsq(A, -(J @ MinvD[:, 0] + b), rcond=1e-12)[0]
-            qdd = MinvD[:, 0] + MinvD[:, 1:] @ lam
+                lam = np.linalg.lstsq(A, -(J @ a0 + b), rcond=1e-12)[0]
+            qdd = a0 + MinvDt @ lam
             out = qdd, lam[:len(closed)], lam[len(closed):].reshape(-1, 2)
         self._key, self._value = key, out
         return out
@@ -882,8 +891,7 @@ def _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options, k, p
         if quats:
             q = model.normalize_q(q)
         Q, F = contact_forces(t, q, qd)
-        M = mass_matrix(model, q, t=t)
-        qdd = np.linalg.solve(M, dyn.forces(t, q, qd) + Q)
+        qdd = dyn.accelerations(t, q, qd, Q[None])[1]
         return np.concatenate([_poses.qdot(model, q, qd) if quats else qd, qdd, F])
 
     start = {"t": t0, "sign": np.zeros(m)}
