@@ -71,27 +71,22 @@ GAP_TOL = 1e-12
 
 # ---------------------------------------------------------------------- results
 class Impact(tuple):
-    """One impact: a tuple ``(t, name, impulse)`` with more attributes.
+    """One impact: a tuple ``(t, name, impulse)`` with those names as attributes.
 
     ``impulse`` is the normal impulse ``Lambda >= 0`` (N s; for a joint stop the generalized
-    impulse, N m s or N s, pushing the coordinate back inside); ``tangential`` the friction
-    impulse in world axes (zeros for a stop); ``dp`` the jump of the generalized momenta
-    ``J^T Lambda`` this contact contributed, shape (nv,).
+    impulse, N m s or N s, pushing the coordinate back inside). The friction impulse and the
+    jump of the generalized momenta are in :class:`ContactTrajectory`'s ``tangential`` and
+    ``dp``, in the same order.
     """
 
     __slots__ = ()
 
-    def __new__(cls, t, name, impulse, tangential=None, dp=None):
-        obj = super().__new__(cls, (float(t), str(name), float(impulse)))
-        return obj
+    def __new__(cls, t, name, impulse):
+        return super().__new__(cls, (float(t), str(name), float(impulse)))
 
     t = property(lambda self: self[0])
     name = property(lambda self: self[1])
     impulse = property(lambda self: self[2])
-
-
-class _Details(dict):
-    """Per-impact extras (tangential impulse, momentum jump), keyed by the impact's index."""
 
 
 @dataclass

@@ -62,9 +62,23 @@ def tables(model):
             q, v = where(j.q_slice, 0), where(j.v_slice, 1)
         joints.append((str(j.index), j.name, kind, model.bodies[j.parent].name,
                        model.bodies[j.child].name, q, v, coords))
-    return [("Bodies", ("#", "name", "mass", "central inertia (body axes)"), bodies),
-            ("Joints", ("#", "name", "kind", "parent", "child", "q", "v", "coordinates"),
-             joints)]
+    out = [("Bodies", ("#", "name", "mass", "central inertia (body axes)"), bodies),
+           ("Joints", ("#", "name", "kind", "parent", "child", "q", "v", "coordinates"),
+            joints)]
+    unilateral = [(lim.name, "stop", f"{lim.lower:.4g} <= q <= {lim.upper:.4g}",
+                   f"{lim.restitution:g}", "") for lim in model.joint_limits]
+    unilateral += [(c.name, f"contact of {model.bodies[c.body].name}",
+                    f"n={_vec(c.normal)}, offset {c.offset:.4g}"
+                    + (f", radius {c.radius:.4g}" if c.radius else ""),
+                    f"{c.restitution:g}", f"{c.friction:g}") for c in model.contacts]
+    if unilateral:
+        out.append(("Stops and contacts (enforced by mb.contact.simulate)",
+                    ("name", "what", "where", "restitution", "friction"), unilateral))
+    return out
+
+
+def _vec(v):
+    return "(" + ", ".join(f"{x:.4g}" for x in v) + ")"
 
 
 def header(model):

@@ -370,3 +370,13 @@ def test_closed_loops_and_coupled_models_are_refused():
 def test_too_many_impacts_is_an_integration_error():
     with pytest.raises(IntegrationError, match="max_impacts"):
         mb.contact.simulate(ball(0.9), (0.0, 5.0), [1.0], max_impacts=5)
+
+
+def test_summary_lists_stops_and_contacts():
+    m = pendulum_with_stop(0.5)
+    m.add_contact("tip", m.bodies[2].name, (0.5, 0, 0), normal=(0, 1, 0), offset=-1.5,
+                  friction=0.3)
+    text = m.summary()
+    assert "Stops and contacts" in text
+    assert "-0.4 <= q <= 0.4" in text and "n=(0, 1, 0), offset -1.5" in text
+    assert "Stops" not in mb.models.double_pendulum().summary()
