@@ -523,11 +523,8 @@ class _Dynamics:
                     D[r] -= self.U.mu[i] * (s @ Jt[i])
             acc = self.accelerations(t, q, qd, D)
             a0, MinvDt = acc[0], (acc[1:] - acc[0]).T
-            A = J @ MinvDt
-            try:
-                lam = np.linalg.solve(A, -(J @ a0 + b))
-            except np.linalg.LinAlgError:
-                lam = np.linalg.lstsq(A, -(J @ a0 + b), rcond=1e-12)[0]
+            # redundant rows (a box standing on four corners): the least-norm forces
+            lam = np.linalg.lstsq(J @ MinvDt, -(J @ a0 + b), rcond=1e-10)[0]
             qdd = a0 + MinvDt @ lam
             out = qdd, lam[:len(closed)], lam[len(closed):].reshape(-1, 2)
         self._key, self._value = key, out

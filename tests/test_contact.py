@@ -380,3 +380,30 @@ def test_summary_lists_stops_and_contacts():
     assert "Stops and contacts" in text
     assert "-0.4 <= q <= 0.4" in text and "n=(0, 1, 0), offset -1.5" in text
     assert "Stops" not in mb.models.double_pendulum().summary()
+
+
+def test_box_on_four_corners_floating_base():
+    """A box on a free joint (quaternion) lands flat on four corners with friction: the
+    corners' normal impulses add up to (1 + e) m v, the sideways speed is stopped (enough
+    friction), and the box comes to rest on the floor (redundant contacts: least-norm
+    forces)."""
+    m = mb.Model(gravity=(0, 0, -G))
+    a, b, c, mass, e = 0.4, 0.3, 0.2, 2.0, 0.3
+    m.add_body("box", mass, [mass * (b * b + c * c) / 12, mass * (a * a + c * c) / 12,
+                             mass * (a * a + b * b) / 12])
+    m.add_joint("free", "free", "ground", "box")
+    for i, (sx, sy) in enumerate([(1, 1), (1, -1), (-1, 1), (-1, -1)]):
+        m.add_contact(f"c{i}", "box", (sx * a / 2, sy * b / 2, -c / 2), restitution=e,
+                      friction=0.5)
+    q0 = m.neutral_q()
+    q0[2] = 0.5
+    res = mb.contact.simulate(m, (0.0, 1.0), q0, [0.5, 0, 0, 0, 0, 0])
+    first = [imp for imp in res.impacts if imp.t == res.impacts[0].t]
+    v = np.sqrt(2 * G * 0.4)
+    assert len(first) == 4
+    assert abs(sum(imp.impulse for imp in first) - (1 + e) * mass * v) < 1e-9
+    g, _ = mb.contact.gaps(m, res.q[-1])
+    assert np.abs(g).max() < 1e-9
+    assert np.abs(res.qd[-1]).max() < 1e-9
+    before, after = impact_jumps(res)
+    assert np.all(after <= before + 1e-12 * np.abs(res.energy).max())
