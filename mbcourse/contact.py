@@ -860,15 +860,18 @@ def _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options, k, p
     d = np.array([hunt_crossley_damping(e, p) for e in U.e])
     v_minus = np.full(m, HC_MIN_SPEED)
     onset = np.full(m, np.nan)
+    on = _geometry(model, U, q0, t=t0, rows=False) <= 0        # touching at the start
+    onset[on] = t0
     quats = _sim_prepare(model).quaternions
     dyn = _Dynamics(model, U, tau_fn)
 
     def contact_forces(t, q, qd):
-        g = _geometry(model, U, q, t=t, rows=False)
-        if not np.any(g < 0):
+        # only contacts that have begun push: a trial stage of a step that crosses a gap
+        # feels no force, so the event finds the crossing in free motion
+        if not on.any():
             return np.zeros(nv), np.zeros(m)
         g, Jn, Jt, _, _ = _geometry(model, U, q, qd, t)
-        delta = np.maximum(-g, 0.0)
+        delta = np.where(on, np.maximum(-g, 0.0), 0.0)
         rate = -(Jn @ qd)
         F = np.where(delta > 0, k * delta ** p * (1.0 + d * rate / v_minus), 0.0)
         F = np.maximum(F, 0.0)
@@ -896,8 +899,10 @@ def _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options, k, p
         if rate < 0:                                    # a contact begins
             v_minus[i] = max(-rate, HC_MIN_SPEED)
             onset[i] = t
+            on[i] = True
             y[nq + nv + i] = 0.0
         elif np.isfinite(onset[i]):                     # it ends: its impact
+            on[i] = False
             impacts.append(Impact(onset[i], U.names[i], y[nq + nv + i]))
             tangential.append(np.zeros(3))
             dp.append(Jn[i] * y[nq + nv + i])

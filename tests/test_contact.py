@@ -259,13 +259,19 @@ def test_momentum_jump_is_J_transpose_lambda():
 
 
 # ---------------------------------------------------------------- compliant law
-def test_compliant_tends_to_impulsive():
-    m = ball(0.5)
-    rigid = mb.contact.simulate(m, (0.0, 0.6), [1.0]).impacts[0].impulse
+@pytest.mark.parametrize("case", ["ball", "stop"])
+def test_compliant_tends_to_impulsive(case):
+    """The first impact's impulse under Hunt-Crossley forces tends to the impulsive law's as
+    the stiffness grows (a contact on a body; a joint's stop between two moving bodies)."""
+    if case == "ball":
+        m, args = ball(0.5), ((0.0, 0.6), [1.0])
+    else:
+        m, args = pendulum_with_stop(0.5), ((0.0, 0.3), [0.0, 0.0], [0.0, 4.0])
+    rigid = mb.contact.simulate(m, *args).impacts[0].impulse
     errors = []
     for k in (1e5, 1e7, 1e9):
-        res = mb.contact.simulate(m, (0.0, 0.6), [1.0], law="compliant", stiffness=k,
-                                  rtol=1e-9, atol=1e-12)
+        res = mb.contact.simulate(m, *args, law="compliant", stiffness=k, rtol=1e-9,
+                                  atol=1e-12)
         errors.append(abs(res.impacts[0].impulse - rigid) / rigid)
     assert errors[0] > errors[1] > errors[2] and errors[2] < 2e-3
 
