@@ -36,6 +36,7 @@ FAULTS = {
     "ch6_loops": ["nan", "raise", "shape"],
     "ch7_energy": ["nan", "raise", "shape"],
     "ch8_accuracy": ["nan", "raise", "shape"],
+    "ch9_contact": ["raise", "nan", "shape"],
 }
 
 

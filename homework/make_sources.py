@@ -1542,6 +1542,275 @@ CH8 = [
 ]
 
 
+# --------------------------------------------------------------------------- chapter 9
+MODELS9 = """
+    def falling_rod(theta, length=1.0, mass=1.0):
+        \"\"\"(M, j) of a uniform rod free in the x-z plane, coordinates q = (x, z, turn about y),
+        whose end (-length/2, 0, 0) touches the floor z = 0 with the rod at the angle theta
+        (0 < theta < pi/2) to the floor: the mass matrix (3, 3) and the contact's row (3,).\"\"\"
+        m = mb.Model(gravity=(0, 0, -9.81))
+        m.add_body("sx", 0.0, [0, 0, 0])
+        m.add_body("sz", 0.0, [0, 0, 0])
+        m.add_body("rod", mass, [1e-6, mass * length ** 2 / 12, mass * length ** 2 / 12])
+        m.add_joint("x", "prismatic", "ground", "sx", axis=(1, 0, 0))
+        m.add_joint("z", "prismatic", "sx", "sz", axis=(0, 0, 1))
+        m.add_joint("turn", "revolute", "sz", "rod", axis=(0, 1, 0))
+        m.add_contact("end", "rod", (-length / 2, 0, 0))
+        q = np.array([0.0, 0.5 * length * np.sin(theta), -theta])  # the end on the floor
+        return mb.tree.mass_matrix(m, q), mb.contact.gap_jacobian(m, q)[0]
+
+
+    def ball(radius, restitution, g, mass=1.0):
+        \"\"\"A ball on a vertical slide (its coordinate: the height of its centre) over the
+        floor z = 0, in gravity g.\"\"\"
+        m = mb.Model(gravity=(0, 0, -g))
+        m.add_body("ball", mass, [0.4 * mass * radius ** 2] * 3)
+        m.add_joint("drop", "prismatic", "ground", "ball", axis=(0, 0, 1))
+        m.add_contact("floor", "ball", (0, 0, 0), radius=radius, restitution=restitution)
+        return m
+
+
+    M_rod, j_rod = falling_rod(0.5)
+    qd_rod = np.array([0.3, -2.0, 1.0])   # sliding, falling and turning as its end lands
+"""
+
+_ns9 = {"np": np, "mb": mb}
+exec(textwrap.dedent(MODELS9), _ns9)
+_M9, _j9, _qd9 = _ns9["M_rod"], _ns9["j_rod"], _ns9["qd_rod"]
+assert _j9 @ _qd9 < 0                                  # the end approaches the floor
+_imp9 = {e: mb.contact.impulse(_M9, _j9[None], _qd9, e) for e in (0.5, 0.0)}
+_loss9 = {e: 0.5 * _qd9 @ _M9 @ _qd9 - 0.5 * _imp9[e][0] @ _M9 @ _imp9[e][0] for e in (0.5, 0.0)}
+_drops9 = [(1.0, 0.5, 9.81, 4), (0.5, 1.0, 9.81, 3), (1.0, 0.0, 9.81, 3)]
+
+
+def _bounces9(h0, e, g, n, radius=0.1):
+    """The first n impact times of the library's dropped ball (visible literals)."""
+    T0 = np.sqrt(2 * h0 / g)
+    res = mb.contact.simulate(_ns9["ball"](radius, e, g), (0.0, (2 * n - 0.5) * T0), [h0 + radius])
+    return np.array([t for t, _, _ in res.impacts])[:n]
+
+
+_times9 = [_bounces9(*d) for d in _drops9]
+assert [len(t) for t in _times9] == [4, 3, 1]
+
+CH9 = [
+    md("""
+    # Homework 9 — contact and impacts (10 points)
+
+    A contact is a *unilateral* constraint: a gap $g(q) \\ge 0$ that the motion may close but
+    not cross, with the rate $\\dot g = j\\, \\dot q$ ($j$ a row of length $n$). When the gap
+    closes with $j \\dot q^- < 0$ the speeds jump while $q$ does not: the generalized momenta
+    jump by the impulse $j^T \\Lambda$ of the contact,
+
+    $$M (\\dot q^+ - \\dot q^-) = j^T \\Lambda, \\qquad \\Lambda \\ge 0 ,$$
+
+    and Newton's law of restitution, with the coefficient $0 \\le e \\le 1$, asks the gap to
+    open again at $e$ times the speed at which it closed: $j \\dot q^+ = -e\\, j \\dot q^-$.
+    With several contacts at once this is the linear complementarity problem of the
+    chapter, in $W = J M^{-1} J^T$ (`mb.contact.impulse(M, J, qd_minus, e)`); here there is
+    one contact, and $W = j M^{-1} j^T$ is a number. `mb.contact.simulate(model, t_span, q0)`
+    integrates a model with contacts (`model.add_contact`) and lists its impacts
+    `(t, name, impulse)` in `.impacts`.
+    """),
+    md(HEADER),
+    SETUP,
+    given("models", MODELS9),
+    task("impact_single", 4, """
+    ## Task 1 (4 points): the impact of one contact
+
+    Solve the two equations above for one frictionless contact: the impulse is
+
+    $$\\Lambda = -\\frac{(1 + e)\\, j \\dot q^-}{j M^{-1} j^T}
+      \\quad \\text{if } j \\dot q^- < 0, \\qquad \\dot q^+ = \\dot q^- + M^{-1} j^T \\Lambda ,$$
+
+    and a contact that does not approach ($j \\dot q^- \\ge 0$) gets no impulse:
+    $\\dot q^+ = \\dot q^-$, $\\Lambda = 0$. Write `impact_single(M, j, qd_minus, e)` returning
+    the pair `(qd_plus, Lambda)`: an array of shape `(n,)` and a number, for a symmetric
+    positive definite `M` (shape `(n, n)`), the row `j` (shape `(n,)`) and the speeds
+    `qd_minus` (shape `(n,)`). Solve with $M$; do not invert it. Try it on the rod of the
+    cell above, `impact_single(M_rod, j_rod, qd_rod, 0.5)`, and compare with
+    `mb.contact.impulse(M_rod, j_rod[None], qd_rod, 0.5)`.
+    """, """
+    def impact_single(M, j, qd_minus, e):
+        \"\"\"(qd_plus, Lambda) of one frictionless contact with row j and Newton's restitution e.\"\"\"
+        ### BEGIN SOLUTION
+        M, j = np.asarray(M, dtype=float), np.asarray(j, dtype=float).ravel()
+        qd_minus = np.asarray(qd_minus, dtype=float)
+        approach = j @ qd_minus
+        if approach >= 0.0:                  # the gap opens or slides: no impulse
+            return qd_minus.copy(), 0.0
+        Minv_jt = np.linalg.solve(M, j)
+        Lambda = -(1.0 + e) * approach / (j @ Minv_jt)
+        return qd_minus + Minv_jt * Lambda, float(Lambda)
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import GradingFailure, check, check_call
+    hint = ("Lambda = -(1 + e) (j qd-) / (j M^-1 j^T) only when j qd- < 0 (else no impulse), "
+            "and qd+ = qd- + M^-1 j^T Lambda: the momenta M qd jump by j^T Lambda")
+
+
+    def pair(result):
+        \"\"\"(qd_plus, Lambda) of what impact_single returned, or a failure that says why not.\"\"\"
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            raise GradingFailure("`impact_single()` must return a pair (qd_plus, Lambda); it "
+                                 f"returned {{type(result).__name__}}")
+        return result
+
+
+    qd_plus, Lam = pair(check_call("impact_single", globals().get("impact_single"), M_rod, j_rod, qd_rod,
+                                   0.5, timeout=TIMEOUT))
+    check("qd_plus", qd_plus, {lit(_imp9[0.5][0])}, hint=hint)
+    check("Lambda", Lam, {lit(_imp9[0.5][1][0])}, hint=hint)
+    check("the gap's rate after the impact, j qd_plus", j_rod @ np.asarray(qd_plus, dtype=float),
+          {lit(-0.5 * _j9 @ _qd9)}, hint=hint)
+    qd_plus, Lam = pair(check_call("impact_single", globals().get("impact_single"), M_rod, j_rod, qd_rod,
+                                   0.0, timeout=TIMEOUT))
+    check("qd_plus (e = 0)", qd_plus, {lit(_imp9[0.0][0])}, hint=hint)
+    check("Lambda (e = 0)", Lam, {lit(_imp9[0.0][1][0])}, hint=hint)
+    qd_plus, Lam = pair(check_call("impact_single", globals().get("impact_single"), M_rod, j_rod, -qd_rod,
+                                   0.5, timeout=TIMEOUT))
+    check("qd_plus of a contact that opens", qd_plus, -qd_rod, hint=hint)
+    check("Lambda of a contact that opens", Lam, 0.0, hint=hint)
+    print("impact_single: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(919)
+    for n_h in [1, 2, 3, 5, 8]:
+        A_h = rng.normal(size=(n_h, n_h))
+        M_h = A_h @ A_h.T + n_h * np.eye(n_h)            # symmetric positive definite
+        j_h, qd_h = rng.normal(size=n_h), rng.normal(size=n_h)
+        qd_h = -qd_h if j_h @ qd_h > 0 else qd_h         # the contact approaches
+        for e_h in [0.0, rng.uniform(0.1, 0.9), 1.0]:
+            qd_ref, Lam_ref = mb.contact.impulse(M_h, j_h[None], qd_h, e_h)
+            qd_plus, Lam = pair(check_call("impact_single", globals().get("impact_single"), M_h, j_h, qd_h,
+                                           e_h, timeout=TIMEOUT))
+            check("qd_plus", qd_plus, qd_ref, hint=hint)
+            check("Lambda", Lam, Lam_ref[0], hint=hint)
+        qd_ref, Lam_ref = mb.contact.impulse(M_h, j_h[None], -qd_h, 0.5)
+        qd_plus, Lam = pair(check_call("impact_single", globals().get("impact_single"), M_h, j_h, -qd_h,
+                                       0.5, timeout=TIMEOUT))
+        check("qd_plus of a contact that opens", qd_plus, qd_ref, hint=hint)
+        check("Lambda of a contact that opens", Lam, Lam_ref[0], hint=hint)
+    for trial in range(3):
+        M_h, j_h = falling_rod(rng.uniform(0.1, 1.4), rng.uniform(0.3, 2.0), rng.uniform(0.5, 5.0))
+        qd_h = np.array([rng.normal(), -rng.uniform(0.5, 5.0), rng.normal()])
+        e_h = rng.uniform(0.0, 1.0)
+        qd_ref, Lam_ref = mb.contact.impulse(M_h, j_h[None], qd_h, e_h)
+        qd_plus, Lam = pair(check_call("impact_single", globals().get("impact_single"), M_h, j_h, qd_h, e_h,
+                                       timeout=TIMEOUT))
+        check("qd_plus of a rod", qd_plus, qd_ref, hint=hint)
+        check("Lambda of a rod", Lam, Lam_ref[0], hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("energy_loss", 3, """
+    ## Task 2 (3 points): the energy an impact takes
+
+    The kinetic energy is $T(\\dot q) = \\tfrac12 \\dot q^T M \\dot q$. Show, with task 1's
+    $\\Lambda$, that the impact of one contact takes
+
+    $$T(\\dot q^-) - T(\\dot q^+) = \\frac{1 - e^2}{2}\\,
+      \\frac{(j \\dot q^-)^2}{j M^{-1} j^T} \\ge 0$$
+
+    (Carnot's theorem for $e = 0$; nothing is lost for $e = 1$), and nothing when the contact
+    does not approach. Write `energy_loss(M, j, qd_minus, e)` returning this number.
+    """, """
+    def energy_loss(M, j, qd_minus, e):
+        \"\"\"T(qd-) - T(qd+) of one frictionless contact's impact, a number >= 0.\"\"\"
+        ### BEGIN SOLUTION
+        M, j = np.asarray(M, dtype=float), np.asarray(j, dtype=float).ravel()
+        approach = j @ np.asarray(qd_minus, dtype=float)
+        if approach >= 0.0:
+            return 0.0
+        return 0.5 * (1.0 - e ** 2) * approach ** 2 / (j @ np.linalg.solve(M, j))
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = ("T(qd-) - T(qd+) = (1 - e^2)/2 (j qd-)^2 / (j M^-1 j^T) for an approaching contact "
+            "(j qd- < 0), 0 otherwise; T = 1/2 qd^T M qd")
+    dT = check_call("energy_loss", globals().get("energy_loss"), M_rod, j_rod, qd_rod, 0.5, timeout=TIMEOUT)
+    check("energy lost (e = 0.5)", dT, {lit(_loss9[0.5])}, hint=hint)
+    dT = check_call("energy_loss", globals().get("energy_loss"), M_rod, j_rod, qd_rod, 0.0, timeout=TIMEOUT)
+    check("energy lost (e = 0)", dT, {lit(_loss9[0.0])}, hint=hint)
+    dT = check_call("energy_loss", globals().get("energy_loss"), M_rod, j_rod, qd_rod, 1.0, timeout=TIMEOUT)
+    check("energy lost (e = 1)", dT, 0.0, hint=hint)
+    dT = check_call("energy_loss", globals().get("energy_loss"), M_rod, j_rod, -qd_rod, 0.5, timeout=TIMEOUT)
+    check("energy lost by a contact that opens", dT, 0.0, hint=hint)
+    print("energy_loss: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(929)
+    for n_h in [1, 2, 4, 7]:
+        A_h = rng.normal(size=(n_h, n_h))
+        M_h = A_h @ A_h.T + n_h * np.eye(n_h)            # symmetric positive definite
+        j_h, qd_h = rng.normal(size=n_h), rng.normal(size=n_h)
+        qd_h = -qd_h if j_h @ qd_h > 0 else qd_h         # the contact approaches
+        for e_h in [0.0, rng.uniform(0.1, 0.9), 1.0]:
+            closed = 0.5 * (1 - e_h ** 2) * (j_h @ qd_h) ** 2 / (j_h @ np.linalg.solve(M_h, j_h))
+            qd_ref = mb.contact.impulse(M_h, j_h[None], qd_h, e_h)[0]
+            dT = check_call("energy_loss", globals().get("energy_loss"), M_h, j_h, qd_h, e_h, timeout=TIMEOUT)
+            check("energy lost", dT, closed, hint=hint)
+            check("energy lost, against T(qd-) - T(qd+) of the library's impact", dT,
+                  0.5 * qd_h @ M_h @ qd_h - 0.5 * qd_ref @ M_h @ qd_ref, rtol=1e-7, atol=1e-9, hint=hint)
+        dT = check_call("energy_loss", globals().get("energy_loss"), M_h, j_h, -qd_h, 0.5, timeout=TIMEOUT)
+        check("energy lost by a contact that opens", dT, 0.0, hint=hint)
+    M_h, j_h = falling_rod(rng.uniform(0.1, 1.4), rng.uniform(0.3, 2.0), rng.uniform(0.5, 5.0))
+    qd_h, e_h = np.array([rng.normal(), -rng.uniform(0.5, 5.0), rng.normal()]), rng.uniform(0.0, 1.0)
+    qd_ref = mb.contact.impulse(M_h, j_h[None], qd_h, e_h)[0]
+    dT = check_call("energy_loss", globals().get("energy_loss"), M_h, j_h, qd_h, e_h, timeout=TIMEOUT)
+    check("energy lost by a rod", dT, 0.5 * qd_h @ M_h @ qd_h - 0.5 * qd_ref @ M_h @ qd_ref, hint=hint)
+    ### END HIDDEN TESTS
+    """),
+    task("bounce_times", 3, """
+    ## Task 3 (3 points): the times of a bouncing ball's impacts
+
+    A ball is dropped from rest with a gap $h_0$ between its lowest point and the floor, in
+    gravity $g$, and bounces with the restitution $e$. It reaches the floor at
+    $t_0 = \\sqrt{2 h_0 / g}$ with the speed $v_0 = g t_0$, leaves it after impact $k$ with
+    $e^{k+1} v_0$, and so flies $2 e^{k+1} t_0$ until the next impact:
+
+    $$t_k = t_0 \\Big(1 + 2 \\sum_{i=1}^{k} e^i\\Big)
+      = t_0 \\Big(1 + \\frac{2e\\,(1 - e^k)}{1 - e}\\Big), \\qquad k = 0, 1, \\dots$$
+
+    Write `bounce_times(h0, e, g, n)` returning the array of the times of the first `n`
+    impacts, $t_0, \\dots, t_{n-1}$. Take care of the ends of the range of $e$: for $e = 1$
+    the fraction is $0/0$ (the sum is $k$), and for $e = 0$ the ball stays on the floor
+    after its first impact, so there is only one impact (return the array $[t_0]$). The
+    tests compare your times with those of `mb.contact.simulate` on `ball(radius, e, g)` of
+    the cell above, dropped from the height `h0 + radius`, to 1e-8 s.
+    """, """
+    def bounce_times(h0, e, g, n):
+        \"\"\"The times (array) of the first n impacts of a ball dropped from rest at the gap h0.\"\"\"
+        ### BEGIN SOLUTION
+        t0 = np.sqrt(2.0 * h0 / g)
+        if e == 0:                           # lands plastically and stays
+            return np.array([t0])[:n]
+        flights = 2.0 * t0 * float(e) ** np.arange(1, n)   # after impacts 0 .. n-2
+        return t0 + np.concatenate([[0.0], np.cumsum(flights)])
+        ### END SOLUTION
+    """, f"""
+    from mbcourse.grading import check, check_call
+    hint = ("t_k = t_0 (1 + 2 (e + e^2 + ... + e^k)) with t_0 = sqrt(2 h0 / g); for e = 1 the sum is k, "
+            "for e = 0 there is one impact only")
+    t_k = check_call("bounce_times", globals().get("bounce_times"), *{_drops9[0]}, timeout=TIMEOUT)
+    check("impact times (e = 0.5)", t_k, {lit(_times9[0])}, rtol=0, atol=1e-8, hint=hint)
+    t_k = check_call("bounce_times", globals().get("bounce_times"), *{_drops9[1]}, timeout=TIMEOUT)
+    check("impact times (e = 1)", t_k, {lit(_times9[1])}, rtol=0, atol=1e-8, hint=hint)
+    t_k = check_call("bounce_times", globals().get("bounce_times"), *{_drops9[2]}, timeout=TIMEOUT)
+    check("impact times (e = 0)", t_k, {lit(_times9[2])}, rtol=0, atol=1e-8, hint=hint)
+    print("bounce_times: visible tests passed")
+    ### BEGIN HIDDEN TESTS
+    rng = np.random.default_rng(939)
+    for e_h, n_h in [(rng.uniform(0.3, 0.8), 4), (rng.uniform(0.85, 0.99), 5), (1.0, 3), (0.0, 2),
+                     (rng.uniform(0.3, 0.9), 1)]:
+        h0_h, g_h, r_h = rng.uniform(0.2, 2.0), rng.uniform(1.0, 25.0), rng.uniform(0.01, 0.3)
+        T0_h = np.sqrt(2 * h0_h / g_h)
+        res = mb.contact.simulate(ball(r_h, e_h, g_h), (0.0, (2 * n_h - 0.5) * T0_h), [h0_h + r_h])
+        t_ref = np.array([t for t, _, _ in res.impacts])[:n_h]     # the library's first n impacts
+        t_k = check_call("bounce_times", globals().get("bounce_times"), h0_h, e_h, g_h, n_h, timeout=TIMEOUT)
+        check("impact times", t_k, t_ref, rtol=0, atol=1e-8, hint=hint)
+    ### END HIDDEN TESTS
+    """),
+]
+
+
 # What each assignment asks students to build themselves: while a submission is graded
 # (homework/grader.py) these library routines are replaced by an error in the sandbox's copy
 # of mbcourse, and the assignment says so. An empty list says openly that the library may be
@@ -1562,6 +1831,7 @@ IMPLEMENT = {
     "ch8_accuracy": ["mbcourse.accuracy.revolute_bounds", "mbcourse.accuracy.bounds",
                      "mbcourse.accuracy.Chain.influence", "mbcourse.accuracy.Chain.coefficients",
                      "mbcourse.accuracy.influence", "mbcourse.accuracy.second_order"],
+    "ch9_contact": ["mbcourse.contact.impulse", "mbcourse.contact.simulate"],
 }
 
 
@@ -1591,6 +1861,7 @@ ASSIGNMENTS = {
     "ch6_loops": CH6,
     "ch7_energy": CH7,
     "ch8_accuracy": CH8,
+    "ch9_contact": CH9,
 }
 
 

@@ -582,7 +582,7 @@ def test_route_generator_finds_the_red_team_routes():
 
     got = {a: {r.replace(routes.GUARDED, "") for r in routes.routes(_hw(a))}
            for a in ("ch2_cartesian", "ch3_tree", "ch5_inertial", "ch6_loops", "ch7_energy",
-                     "ch8_accuracy")}
+                     "ch8_accuracy", "ch9_contact")}
     assert "mbcourse.inertial.decompose_tree" in got["ch5_inertial"]       # compared in the tests
     assert "mbcourse.inertial._parts" in got["ch5_inertial"]
     assert {"mbcourse.tree.barycentre.barycentres_from_d",
@@ -592,6 +592,9 @@ def test_route_generator_finds_the_red_team_routes():
             "mbcourse.accuracy.Chain._motion_second"} <= got["ch8_accuracy"]
     assert "mbcourse.kinetic.energy_koenig" in got["ch7_energy"]
     assert "mbcourse.loops._kkt" in got["ch2_cartesian"]                   # the explicit list
+    assert {"mbcourse.contact.impulse", "mbcourse.contact._solve_impact",
+            "mbcourse.contact._lcp"} <= got["ch9_contact"]
+    assert "mbcourse.contact.gap_jacobian" not in got["ch9_contact"]      # a read-only cell's
     for a, blocked in got.items():                # the general infrastructure stays available
         assert not {"mbcourse.model.Model.add_body", "mbcourse.model.Model.add_joint",
                     "mbcourse.models.crank_slider", "mbcourse.grading.check",
@@ -615,6 +618,7 @@ RED_TEAM = {
     "ch7_energy": "mb.kinetic.energy_koenig(1.0, np.zeros(3), np.zeros(3), np.eye(3))",
     "ch2_cartesian": "from mbcourse import loops\nloops._kkt(np.eye(2)[None], np.ones((1, 2)), "
                      "np.ones((1, 1, 2)), np.ones((1, 1)), 'x')",
+    "ch9_contact": "from mbcourse import contact\ncontact._lcp(np.eye(1), np.array([-1.0]))",
 }
 
 
@@ -644,6 +648,12 @@ def test_red_team_routes_raise_in_the_sandbox(tmp_path, a):
                 "np.zeros((2, 2, 3)), np.ones(2))")
         assert p.returncode == 1 and "asks you to build this yourself" in p.stderr, \
             p.stderr[-2000:]
+    if a == "ch9_contact":        # the read-only falling_rod needs gap_jacobian (guarded inside)
+        p = run("m = mb.Model()\n_ = m.add_body('b', 1.0, [1, 1, 1])\n"
+                "_ = m.add_joint('z', 'prismatic', 'ground', 'b', axis=(0, 0, 1))\n"
+                "_ = m.add_contact('floor', 'b', (0, 0, 0))\n"
+                "assert np.allclose(mb.contact.gap_jacobian(m, [0.5]), [[1.0]])")
+        assert p.returncode == 0, p.stderr[-2000:]
 
 
 def test_reference_run_marks_the_hidden_calls_and_they_are_sent_last():

@@ -1,6 +1,6 @@
 """The homework pipeline (homework/, `make homework`), run once for the module.
 
-The pipeline releases the eight assignments with nbgrader, grades a reference, a blank and a
+The pipeline releases the nine assignments with nbgrader, grades a reference, a blank and a
 faulty submission of each with the sandboxed grader (homework/grader.py), grades every
 attack of homework/attacks.py between two honest submissions, and writes grades.csv.
 Checked here: the scores (reference = full marks, blank = faulty = 0), every attack's
@@ -24,7 +24,7 @@ sys.path.insert(0, str(HOMEWORK))
 import faulty  # noqa: E402  (homework/faulty.py)
 
 ASSIGNMENTS = ["ch1_graphs", "ch2_cartesian", "ch3_tree", "ch4_recursion", "ch5_inertial",
-               "ch6_loops", "ch7_energy", "ch8_accuracy"]
+               "ch6_loops", "ch7_energy", "ch8_accuracy", "ch9_contact"]
 STUDENTS = ["reference", "blank", "faulty"]
 
 # Solution code that must never reach a student (one distinctive line per assignment).
@@ -37,6 +37,7 @@ SOLUTION_SNIPPETS = {
     "ch6_loops": "qd - H.T @ np.linalg.solve(H @ H.T, H @ qd)",
     "ch7_energy": "0.5 * m * v_C @ v_C + 0.5 * omega @ J_C @ omega",
     "ch8_accuracy": "np.cross(a[:, min(k, l)], b[:, max(k, l)])",
+    "ch9_contact": "Lambda = -(1.0 + e) * approach / (j @ Minv_jt)",
 }
 HIDDEN_SNIPPETS = {
     "ch1_graphs": "random_tree(9, seed=hidden_seed(101))",
@@ -47,6 +48,7 @@ HIDDEN_SNIPPETS = {
     "ch6_loops": "rng = hidden_rng(636)",
     "ch7_energy": "rng = hidden_rng(737)",
     "ch8_accuracy": "rng = hidden_rng(828)",
+    "ch9_contact": "rng = hidden_rng(939)",
 }
 
 
