@@ -578,7 +578,7 @@ class _Run:
                 raise IntegrationError(
                     f"mb.contact.simulate: more than max_impacts={self.max_impacts} impacts "
                     f"by t={t:.6g}; a Zeno sequence that does not settle (raise rest_speed, "
-                    "now {self.rest_speed:g}) or a mechanism that keeps hitting")
+                    f"now {self.rest_speed:g}) or a mechanism that keeps hitting")
             qd = new
         return qd, self.mode(t, q, qd, release)
 
@@ -808,6 +808,7 @@ def _phases(what, t0, t1, y0, speeds, t_eval, options, setup, on_event):
     given."""
     ts, ys = [], []
     t, y = t0, y0
+    same = 0                    # events in a row without time passing
     while True:
         rhs, events = setup(t, y)
         te = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= t1)]
@@ -820,6 +821,11 @@ def _phases(what, t0, t1, y0, speeds, t_eval, options, setup, on_event):
         if sol.status == 0:
             break
         k = next(k for k, tk in enumerate(sol.t_events) if tk.size)
+        same = same + 1 if float(sol.t_events[k][0]) == t else 0
+        if same > 1000:
+            raise IntegrationError(f"{what}: the contact events do not advance in time at "
+                                   f"t={t:.6g} (1000 in a row); the contact mode cannot be "
+                                   "decided there")
         t = float(sol.t_events[k][0])
         if t_eval is None and sol.t[-1] != t:
             ts.append(np.array([t]))
