@@ -816,8 +816,9 @@ def _phases(what, t0, t1, y0, speeds, t_eval, options, setup, on_event):
             te = te[1:]
         sol = integrate(what, rhs, t, t1, y, lambda z: z[speeds], events=events, t_eval=te,
                         **options)
-        ts.append(sol.t)
-        ys.append(sol.y)
+        # a phase with no t_eval point: solve_ivp gives empty lists
+        ts.append(np.asarray(sol.t, dtype=float).reshape(-1))
+        ys.append(np.asarray(sol.y, dtype=float).reshape(len(y), -1))
         if sol.status == 0:
             break
         k = next(k for k, tk in enumerate(sol.t_events) if tk.size)

@@ -81,6 +81,14 @@ def test_bouncing_ball_impact_times_heights_and_rest():
     assert np.diff(res.energy).max() < 1e-9
 
 
+def test_t_eval_with_phases_between_its_points():
+    """Short flights between two t_eval points (a Zeno tail) give phases without samples."""
+    t_eval = np.linspace(0.0, 2.0, 1500)
+    res = mb.contact.simulate(ball(0.6), (0.0, 2.0), [1.0], t_eval=t_eval)
+    assert np.array_equal(res.t, t_eval) and res.q.shape == (1500, 1)
+    assert len(res.impacts) > 20
+
+
 def test_ball_apex_heights_from_the_samples():
     e, h = 0.8, 1.0
     res = mb.contact.simulate(ball(e), (0.0, 2.5), [h + 0.1], t_eval=np.linspace(0, 2.5, 25001))
