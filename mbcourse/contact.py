@@ -10,8 +10,8 @@ Impulsive law (``law="impulse"``)
     constraints (resting contact; sticking or sliding with Coulomb friction). An event is
     located by root finding on ``g`` (a gap closes), on a holding force (it falls to zero) or
     on a sliding speed (it stops). At a closing gap the speeds jump while ``q`` does not: the
-    generalized momenta ``p = M qd`` jump by the Poisson impulses ``J^T Lambda`` (chapter 4's
-    Ivanov momenta), ``M (qd+ - qd-) = J^T Lambda``. Newton's law asks ``dg/dt+ >= -e
+    generalized momenta ``p = M qd`` (chapter 4's Poisson impulses, Ivanov's state) jump by the
+    generalized impulse ``J^T Lambda``, ``M (qd+ - qd-) = J^T Lambda``. Newton's law asks ``dg/dt+ >= -e
     dg/dt-`` with ``Lambda >= 0`` and complementarity: a linear complementarity problem (LCP)
     in ``W = J M^-1 J^T`` for simultaneous impacts (:func:`impulse`). Poisson's law splits the
     impact into compression (``e = 0``) and restitution (``e`` times the compression
@@ -255,23 +255,28 @@ def gap_jacobian(model, q, *, t=0.0):
 def _lcp(W, c, tol=1e-13):
     """``Lambda >= 0``, ``w = W Lambda + c >= 0``, ``Lambda . w = 0`` for a symmetric positive
     semi-definite ``W``: the active-set method of Lawson and Hanson on
-    ``min Lambda^T W Lambda / 2 + c^T Lambda`` (exact after finitely many steps)."""
+    ``min Lambda^T W Lambda / 2 + c^T Lambda`` (exact after finitely many steps). A singular
+    ``W`` (more rows than speeds) is made definite by ``1e-13`` of its largest eigenvalue,
+    which picks one of the equivalent impulses and changes ``w`` by as little."""
     m = len(c)
     x = np.zeros(m)
     if m == 0:
         return x
+    eig = np.linalg.eigvalsh(W)
+    if eig[0] <= 1e-12 * max(eig[-1], 1e-300):       # singular: rows outnumber the speeds
+        W = W + np.eye(m) * 1e-13 * max(eig[-1], 1e-300)
     scale = max(np.abs(c).max(), 1e-300)
     P = np.zeros(m, bool)
-    for _ in range(3 * m + 10):
+    for _ in range(10 * m + 10):
         w = -(W @ x + c)
         free = ~P & (w > tol * scale)
         if not free.any():
-            break
+            return np.maximum(x, 0.0)
         P[np.flatnonzero(free)[np.argmax(w[free])]] = True
         for _ in range(3 * m + 10):
             z = np.zeros(m)
             idx = np.flatnonzero(P)
-            z[idx] = np.linalg.lstsq(W[np.ix_(idx, idx)], -c[idx], rcond=1e-13)[0]
+            z[idx] = np.linalg.solve(W[np.ix_(idx, idx)], -c[idx])
             if np.all(z[idx] > 0):
                 x = z
                 break
@@ -280,34 +285,42 @@ def _lcp(W, c, tol=1e-13):
             x = x + alpha * (z - x)
             P &= x > tol * np.abs(x).max(initial=1e-300)
             x[~P] = 0.0
-    return np.maximum(x, 0.0)
+    raise SingularSystemError(f"the impact's complementarity problem ({m} rows) did not "
+                              "converge")
 
 
-def _friction_pgs(W, c, mu, sweeps=20000, tol=1e-14):
+def _friction_pgs(W, c, mu, fixed=None, sweeps=20000, tol=1e-14):
     """Normal and tangential impulses of contacts with Coulomb friction: projected
     Gauss-Seidel on blocks (normal, two tangents) per contact, the tangent pair projected
-    on the disk ``|Lambda_t| <= mu Lambda_n`` (the friction cone, not linearized)."""
+    on the disk ``|Lambda_t| <= mu Lambda_n`` (the friction cone, not linearized). One
+    step length for both tangents keeps Coulomb's law (the friction impulse opposes the
+    sliding) at the fixed point. ``fixed``: the normal impulses are given, the friction is
+    solved for (Poisson's restitution phase)."""
     k = len(mu)
     lam = np.zeros(3 * k)
+    if fixed is not None:
+        lam[0::3] = fixed
     diag = np.diag(W).copy()
+    tiny = 1e-14 * max(np.abs(diag).max(), 1e-300)
     for _ in range(sweeps):
         change = 0.0
         for i in range(k):
             n = 3 * i
             old = lam[n:n + 3].copy()
-            wn = W[n] @ lam + c[n]
-            lam[n] = max(0.0, lam[n] - wn / diag[n])
-            if mu[i] > 0:
-                wt = W[n + 1:n + 3] @ lam + c[n + 1:n + 3]
-                step = max(diag[n + 1], diag[n + 2])
-                lt = lam[n + 1:n + 3] - wt / step
+            if fixed is None and diag[n] > tiny:
+                lam[n] = max(0.0, lam[n] - (W[n] @ lam + c[n]) / diag[n])
+            step = max(diag[n + 1], diag[n + 2])
+            if mu[i] > 0 and step > tiny:      # a point that cannot slide has no friction
+                lt = lam[n + 1:n + 3] - (W[n + 1:n + 3] @ lam + c[n + 1:n + 3]) / step
                 r = np.linalg.norm(lt)
                 cap = mu[i] * lam[n]
                 lam[n + 1:n + 3] = lt if r <= cap else lt * (cap / r)
             change = max(change, np.abs(lam[n:n + 3] - old).max())
         if change <= tol * max(np.abs(lam).max(), 1e-300):
-            break
-    return lam
+            return lam
+    raise SingularSystemError(
+        f"the frictional impact of {k} contacts did not converge in {sweeps} Gauss-Seidel "
+        "sweeps (very different inertias along the tangents); use the compliant law")
 
 
 def impulse(M, J, qd_minus, restitution, *, law="newton", friction=None, tangents=None):
@@ -387,28 +400,38 @@ def impulse(M, J, qd_minus, restitution, *, law="newton", friction=None, tangent
 
 def _solve_impact(L, rows, v, e, law, mu):
     """Newton's or Poisson's impact with the Cholesky factor ``L`` of M; ``rows`` are the
-    normal rows, or (normal, tangent, tangent) per contact with friction ``mu``."""
+    normal rows, or (normal, tangent, tangent) per contact with friction ``mu``.
+
+    Poisson's law: a compression (plastic, with friction), then a restitution phase that
+    adds ``e`` times the compression's normal impulses (friction solved again for it). If
+    that leaves a row approaching (simultaneous contacts), the impact is repeated on the new
+    speeds; each pass keeps or loses energy, so the sequence never gains it."""
     from scipy.linalg import cho_solve
     MinvJt = cho_solve((L, True), rows.T)
     W = rows @ MinvJt
     W = 0.5 * (W + W.T)
-    u = rows @ v
     step = 1 if mu is None else 3
-    normal = np.arange(len(u)) % step == 0
-
-    def solve(c):
-        return _lcp(W, c) if mu is None else _friction_pgs(W, c, mu)
-
-    if law == "newton":
-        c = u.copy()
-        c[normal] += e * np.minimum(u[normal], 0.0)
-        lam = solve(c)
-    else:                   # Poisson: compression, then e times its impulse
-        lam = solve(u)
-        lam = lam * (1.0 + np.repeat(e, step))
-        w = u + W @ lam
-        if np.any(w[normal] < -1e-12 * max(np.abs(u).max(), 1e-300)):
-            lam = lam + solve(w)        # a plastic correction: no row left approaching
+    normal = np.arange(rows.shape[0]) % step == 0
+    lam = np.zeros(rows.shape[0])
+    scale = max(np.abs(rows @ v).max(), 1e-300)
+    for _ in range(100):
+        u = rows @ (v + MinvJt @ lam)
+        if not np.any(u[normal] < -1e-12 * scale) and (law == "newton" or _ > 0):
+            break
+        if law == "newton":
+            c = u.copy()
+            c[normal] += e * np.minimum(u[normal], 0.0)
+            lam = lam + (_lcp(W, c) if mu is None else _friction_pgs(W, c, mu))
+            continue
+        comp = _lcp(W, u) if mu is None else _friction_pgs(W, u, mu)
+        lam = lam + comp
+        if mu is None:
+            lam = lam + e * comp
+        else:
+            u = rows @ (v + MinvJt @ lam)
+            lam = lam + _friction_pgs(W, u, mu, fixed=e * comp[normal])
+    else:
+        raise SingularSystemError("the impact did not settle in 100 passes of Poisson's law")
     qd_plus = v + MinvJt @ lam
     return qd_plus, (lam if mu is None else lam.reshape(-1, 3))
 
@@ -517,9 +540,13 @@ class _Dynamics:
             D = J.copy()
             for r, i in enumerate(closed):
                 if i in mode.slide:
-                    vt = Jt[i] @ qd
+                    # along the sliding velocity; its direction at the phase's start
+                    # until the speed is tiny or has turned back (then the event that
+                    # ends the slide is near, and a direction flipping inside a step's
+                    # stages would make the step size crawl)
+                    s0, vt = mode.slide[i], Jt[i] @ qd
                     speed = np.linalg.norm(vt)
-                    s = vt / speed if speed > 1e-12 else mode.slide[i]
+                    s = vt / speed if speed > 1e-9 and vt @ s0 > 0 else s0
                     D[r] -= self.U.mu[i] * (s @ Jt[i])
             acc = self.accelerations(t, q, qd, D)
             a0, MinvDt = acc[0], (acc[1:] - acc[0]).T
@@ -546,7 +573,7 @@ class _Run:
         self.impacts, self.tangential, self.dp = [], [], []
 
     # ---- impacts
-    def impact(self, t, q, qd, release=()):
+    def impact(self, t, q, qd, release=(), slip=()):
         """Resolve every closing gap at ``(t, q)``: the new speeds and the smooth-phase
         mode that follows."""
         U, model = self.U, self.model
@@ -580,7 +607,7 @@ class _Run:
                     f"by t={t:.6g}; a Zeno sequence that does not settle (raise rest_speed, "
                     f"now {self.rest_speed:g}) or a mechanism that keeps hitting")
             qd = new
-        return qd, self.mode(t, q, qd, release)
+        return qd, self.mode(t, q, qd, release, slip)
 
     def _tangential(self, i, lam):
         if self.U.side[i] < 2 or lam.size == 1:
@@ -589,8 +616,10 @@ class _Run:
         return lam[1] * c[6] + lam[2] * c[7]
 
     # ---- the mode of a smooth phase
-    def mode(self, t, q, qd, release=()):
-        """Which gaps stay shut (held by a non-negative force) after ``(t, q, qd)``."""
+    def mode(self, t, q, qd, release=(), slip=()):
+        """Which gaps stay shut (held by a non-negative force) after ``(t, q, qd)``;
+        ``release``: gaps whose force has just fallen to zero, ``slip``: sticking contacts
+        that have just reached the friction cone (they start to slide)."""
         U = self.U
         geo = _geometry(self.model, U, q, qd, t)
         g, Jn, Jt, dn, dt = geo
@@ -622,7 +651,8 @@ class _Run:
                 closed.append(opened[0])
                 continue
             over = [(k, i) for k, i in enumerate(stick)
-                    if np.linalg.norm(lam_t[k]) > U.mu[i] * lam_n[closed.index(i)] * (1 + 1e-12)]
+                    if np.linalg.norm(lam_t[k]) > U.mu[i] * lam_n[closed.index(i)]
+                    * ((1 - 1e-9) if i in slip else (1 + 1e-12))]
             if over:
                 k, i = over[0]
                 stick.remove(i)
@@ -758,6 +788,7 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, law="impulse", restitutio
                                    stiffness, float(exponent), slip_speed)
     run = _Run(model, U, tau_fn, restitution_law, rest_speed, GAP_TOL, max_impacts)
     nq = model.nq
+    qd_start = qd0
     qd0, state = run.impact(t0, q0, qd0)
     state = {"mode": state}
 
@@ -768,11 +799,15 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, law="impulse", restitutio
     def on_event(k, t, y):
         kind, i = state["what"][k]
         q = model.normalize_q(y[:nq]) if _sim_prepare(model).quaternions else y[:nq]
-        qd, state["mode"] = run.impact(t, q, y[nq:], (i,) if kind == "release" else ())
+        qd, state["mode"] = run.impact(t, q, y[nq:], (i,) if kind == "release" else (),
+                                       (i,) if kind == "slip" else ())
         return np.concatenate([q, qd])
 
     t_all, y_all, sol = _phases(what, t0, t1, np.concatenate([q0, qd0]), slice(nq, None),
                                 t_eval, options, setup, on_event)
+    if run.impacts and run.impacts[0].t == t0 and t_eval is None:    # an impact at t0
+        t_all = np.concatenate([[t0], t_all])
+        y_all = np.concatenate([np.concatenate([q0, qd_start])[:, None], y_all], axis=1)
     qs = model.normalize_q(y_all[:nq].T) if _sim_prepare(model).quaternions else y_all[:nq].T
     return ContactTrajectory(model, t_all, qs, y_all[nq:].T, sol, None, impacts=run.impacts,
                              tangential=run.tangential, dp=run.dp, law="impulse")
@@ -803,9 +838,9 @@ def _check_options(what, model, law, restitution_law, rest_speed, stiffness, sli
 
 def _phases(what, t0, t1, y0, speeds, t_eval, options, setup, on_event):
     """Integrate smooth phases from ``t0`` to ``t1``: ``setup(t, y) -> (rhs, events)`` for
-    each, ``on_event(k, t, y) -> y`` after the phase's terminal event ``k``. The samples at
-    an event (before and after it, the same ``t`` twice) are kept unless ``t_eval`` is
-    given."""
+    each, ``on_event(k, t, y) -> y`` after the phase's terminal event ``k``. An event that
+    changes the state (an impact) leaves two samples at its time, before and after (unless
+    ``t_eval`` is given); one that does not, one sample."""
     ts, ys = [], []
     t, y = t0, y0
     same = 0                    # events in a row without time passing
@@ -817,8 +852,13 @@ def _phases(what, t0, t1, y0, speeds, t_eval, options, setup, on_event):
         sol = integrate(what, rhs, t, t1, y, lambda z: z[speeds], events=events, t_eval=te,
                         **options)
         # a phase with no t_eval point: solve_ivp gives empty lists
-        ts.append(np.asarray(sol.t, dtype=float).reshape(-1))
-        ys.append(np.asarray(sol.y, dtype=float).reshape(len(y), -1))
+        tp = np.asarray(sol.t, dtype=float).reshape(-1)
+        yp = np.asarray(sol.y, dtype=float).reshape(len(y), -1)
+        if ts and tp.size and ts[-1].size and tp[0] == ts[-1][-1] \
+                and np.array_equal(yp[:, 0], ys[-1][:, -1]):
+            tp, yp = tp[1:], yp[:, 1:]         # an event that changed nothing: one sample
+        ts.append(tp)
+        ys.append(yp)
         if sol.status == 0:
             break
         k = next(k for k, tk in enumerate(sol.t_events) if tk.size)
@@ -832,10 +872,10 @@ def _phases(what, t0, t1, y0, speeds, t_eval, options, setup, on_event):
             ts.append(np.array([t]))
             ys.append(sol.y_events[k][0][:, None])
         y = on_event(k, t, sol.y_events[k][0].copy())
-        if t_eval is None:
-            ts.append(np.array([t]))
-            ys.append(y[:, None])
-        if t >= t1:
+        if t >= t1:                             # the next phase would start it
+            if t_eval is None:
+                ts.append(np.array([t]))
+                ys.append(y[:, None])
             break
     return np.concatenate(ts), np.concatenate(ys, axis=1), sol
 
