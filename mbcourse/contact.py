@@ -330,8 +330,9 @@ def impulse(M, J, qd_minus, restitution, *, law="newton", friction=None, tangent
     ``J qd+ >= -e J qd-`` for the rows that approach (``>= 0`` for the others), each row
     either pushing (``Lambda_i > 0``) with equality or idle: the LCP
     ``w = W Lambda + (J qd- + e min(J qd-, 0)) >= 0``, ``W = J M^-1 J^T``. ``law="poisson"``:
-    a compression (``e = 0``), then ``e`` times its impulses, then a plastic correction if
-    that pushed another row inward.
+    a compression (``e = 0``), then ``e`` times its impulses, repeated while a row still
+    approaches. With several rows Newton's law may *gain* energy (a separating row held
+    shut; :func:`simulate` then takes Poisson's law, which never does).
 
     Parameters
     ----------
@@ -365,37 +366,65 @@ def impulse(M, J, qd_minus, restitution, *, law="newton", friction=None, tangent
     >>> (3 * v).round(12).tolist(), (3 * lam).round(12).tolist()
     ([-1.0, 2.0, 2.0], [4.0, 2.0])
     """
-    M = np.asarray(M, dtype=float)
-    J = np.atleast_2d(np.asarray(J, dtype=float))
-    v = np.asarray(qd_minus, dtype=float)
-    nv = v.shape[0] if v.ndim == 1 else -1
-    if M.shape != (nv, nv) or J.ndim != 2 or J.shape[1] != nv:
-        raise ShapeError(f"mb.contact.impulse: M must be (nv, nv), J (m, nv) and qd_minus "
-                         f"(nv,); got {M.shape}, {J.shape}, {v.shape}")
+    what = "mb.contact.impulse"
+    v = _numbers(qd_minus, "qd_minus", what, ndim=1)
+    nv = v.shape[0]
+    M = _numbers(M, "M", what, shape=(nv, nv), hint="the mass matrix, (nv, nv) with nv = "
+                 "len(qd_minus)")
+    J = _numbers(J, "J", what, ndim=2, hint="the gaps' rows, (m, nv)")
+    if J.shape[1] != nv or J.shape[0] == 0:
+        raise ShapeError(f"{what}: J must have shape (m, {nv}) with m >= 1 (one row per gap),"
+                         f" got {J.shape}")
+    if not np.allclose(M, M.T, rtol=1e-10, atol=1e-12 * np.abs(M).max()):
+        raise ModelError(f"{what}: M must be symmetric (a mass matrix)")
     m = J.shape[0]
-    e = np.broadcast_to(np.asarray(restitution, dtype=float), (m,))
-    if np.any(~np.isfinite(e)) or np.any(e < 0) or np.any(e > 1):
-        raise ModelError(f"mb.contact.impulse: restitution must lie in [0, 1], got "
-                         f"{e.tolist()}")
+    e = _per_row(restitution, "restitution", what, m)
+    if np.any(e < 0) or np.any(e > 1):
+        raise ModelError(f"{what}: restitution must lie in [0, 1], got {e.tolist()}")
     if law not in _RESTITUTION_LAWS:
-        raise ModelError(f"mb.contact.impulse: law must be one of {_RESTITUTION_LAWS}, "
-                         f"got {law!r}")
+        raise ModelError(f"{what}: law must be one of {_RESTITUTION_LAWS}, got {law!r}")
     try:
         L = np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
-        raise SingularSystemError("mb.contact.impulse: M is not positive definite") from None
-    mu = None if friction is None else np.broadcast_to(np.asarray(friction, float), (m,))
-    if mu is not None and (np.any(mu < 0) or not np.all(np.isfinite(mu))):
-        raise ModelError(f"mb.contact.impulse: friction must be non-negative, got "
-                         f"{mu.tolist()}")
+        raise SingularSystemError(f"{what}: M is not positive definite") from None
+    mu = None if friction is None else _per_row(friction, "friction", what, m)
+    if mu is not None and np.any(mu < 0):
+        raise ModelError(f"{what}: friction must be non-negative, got {mu.tolist()}")
     if mu is not None and np.any(mu > 0):
-        T = np.asarray(tangents, dtype=float)
-        if T.shape != (m, 2, nv):
-            raise ShapeError(f"mb.contact.impulse: tangents must be (m, 2, nv) = "
-                             f"{(m, 2, nv)}, got {T.shape}")
+        T = _numbers(tangents, "tangents", what, shape=(m, 2, nv),
+                     hint="each contact's two tangential rows")
         rows = np.concatenate([J[:, None, :], T], axis=1).reshape(3 * m, nv)
         return _solve_impact(L, rows, v, e, law, mu)
     return _solve_impact(L, J, v, e, law, None)
+
+
+def _numbers(value, name, what, ndim=None, shape=None, hint=""):
+    """``value`` as a finite float array of the given shape or number of dimensions."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise ShapeError(f"{what}: {name} must be an array of numbers, got {value!r:.40}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ShapeError(f"{what}: {name} must be an array of numbers, got "
+                         f"{type(value).__name__}") from None
+    if (shape is not None and arr.shape != shape) or (ndim is not None and arr.ndim != ndim):
+        want = f"shape {shape}" if shape is not None else f"{ndim} dimension(s)"
+        raise ShapeError(f"{what}: {name} must have {want}"
+                         f"{' (' + hint + ')' if hint else ''}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ShapeError(f"{what}: {name} must be finite, got NaN or inf")
+    return arr
+
+
+def _per_row(value, name, what, m):
+    """A number, or one per row (``m``), as a finite float array (m,)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ModelError(f"{what}: {name} must be a number or {m} numbers, got {value!r}")
+    arr = _numbers(value, name, what)
+    if arr.ndim > 1 or arr.size not in (1, m):
+        raise ShapeError(f"{what}: {name} must be a number or {m} numbers (one per row of "
+                         f"J), got shape {arr.shape}")
+    return np.broadcast_to(arr.reshape(-1), (m,)).astype(float)
 
 
 def _solve_impact(L, rows, v, e, law, mu):
@@ -448,6 +477,8 @@ def hunt_crossley_damping(restitution, exponent=1.5):
     Scaling ``delta`` and ``t`` by the contact's own length and time turns the impact of
     any mass, stiffness and speed into ``x'' = -x^p (1 + d x')``, ``x(0) = 0``,
     ``x'(0) = 1``; ``d`` is found once per ``(e, p)`` by root finding on its exit speed.
+    Below ``e = 1e-3`` the damping is that of ``e = 1e-3`` (no finite ``d`` stops the mass
+    dead): the contact then leaves at ``1e-3 v-``.
 
     Examples
     --------
@@ -459,12 +490,15 @@ def hunt_crossley_damping(restitution, exponent=1.5):
     """
     from scipy.integrate import solve_ivp
     from scipy.optimize import brentq
-    e = float(restitution)
+    for value, name in ((restitution, "restitution"), (exponent, "exponent")):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise ModelError(f"hunt_crossley_damping: {name} must be a number, got {value!r}")
+    e, p = float(restitution), float(exponent)
     if not 0.0 <= e <= 1.0:
         raise ModelError(f"hunt_crossley_damping: restitution must lie in [0, 1], got {e}")
-    p = float(exponent)
-    if not p >= 1.0:
-        raise ModelError(f"hunt_crossley_damping: exponent must be >= 1, got {p}")
+    if not 1.0 <= p <= 10.0:
+        raise ModelError(f"hunt_crossley_damping: exponent must lie in [1, 10] (1: linear, "
+                         f"1.5: Hertz), got {p}")
     if e == 1.0:
         return 0.0
     key = (e, p)
@@ -899,10 +933,32 @@ def _crossings(model, U, start):
     return events
 
 
+def _hunt_crossley_forces(t, q, qd, *, model, U, on, k, p, d, v_minus, slip):
+    """Generalized force of the compliant contacts, and per contact the normal force and
+    the friction force's two tangential components (integrated into the impulses). Only
+    contacts that have begun (``on``) push: a trial stage of a step that crosses a gap feels
+    no force, so the event finds the crossing in free motion."""
+    m = len(U.names)
+    if not on.any():
+        return np.zeros(model.nv), np.zeros(3 * m)
+    g, Jn, Jt, _, _ = _geometry(model, U, q, qd, t)
+    delta = np.where(on, np.maximum(-g, 0.0), 0.0)
+    rate = -(Jn @ qd)
+    F = np.zeros((m, 3))
+    F[:, 0] = np.where(delta > 0, k * delta ** p * (1.0 + d * rate / v_minus), 0.0)
+    F[:, 0] = np.maximum(F[:, 0], 0.0)
+    for i in np.flatnonzero((F[:, 0] > 0) & (U.mu > 0)):
+        vt = Jt[i] @ qd
+        F[i, 1:] = -U.mu[i] * F[i, 0] * vt / np.sqrt(vt @ vt + slip * slip)
+    Q = Jn.T @ F[:, 0] + np.einsum("ijk,ij->k", Jt, F[:, 1:])
+    return Q, F.reshape(-1)
+
+
 def _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options, k, p, slip):
     """The compliant law: Hunt-Crossley normal forces, smoothed Coulomb friction; a gap
     that closes starts a contact (its approach speed kept for the damping), one that opens
-    ends it and records its impact with the impulse integrated over the contact."""
+    ends it and records its impact with the impulses integrated over the contact (a contact
+    still on at ``t1`` is recorded with what it has delivered so far)."""
     nq, nv, m = model.nq, model.nv, len(U.names)
     d = np.array([hunt_crossley_damping(e, p) for e in U.e])
     v_minus = np.full(m, HC_MIN_SPEED)
@@ -912,33 +968,29 @@ def _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options, k, p
     quats = _sim_prepare(model).quaternions
     dyn = _Dynamics(model, U, tau_fn)
 
-    def contact_forces(t, q, qd):
-        # only contacts that have begun push: a trial stage of a step that crosses a gap
-        # feels no force, so the event finds the crossing in free motion
-        if not on.any():
-            return np.zeros(nv), np.zeros(m)
-        g, Jn, Jt, _, _ = _geometry(model, U, q, qd, t)
-        delta = np.where(on, np.maximum(-g, 0.0), 0.0)
-        rate = -(Jn @ qd)
-        F = np.where(delta > 0, k * delta ** p * (1.0 + d * rate / v_minus), 0.0)
-        F = np.maximum(F, 0.0)
-        Q = Jn.T @ F
-        for i in np.flatnonzero((F > 0) & (U.mu > 0)):
-            vt = Jt[i] @ qd
-            Q -= Jt[i].T @ (U.mu[i] * F[i] * vt / np.sqrt(vt @ vt + slip * slip))
-        return Q, F
+    law = dict(model=model, U=U, on=on, k=k, p=p, d=d, v_minus=v_minus, slip=slip)
 
     def rhs(t, y):
         q, qd = y[:nq], y[nq:nq + nv]
         if quats:
             q = model.normalize_q(q)
-        Q, F = contact_forces(t, q, qd)
+        Q, F = _hunt_crossley_forces(t, q, qd, **law)
         qdd = dyn.accelerations(t, q, qd, Q[None])[1]
         return np.concatenate([_poses.qdot(model, q, qd) if quats else qd, qdd, F])
 
     start = {"t": t0, "sign": np.zeros(m)}
     events = _crossings(model, U, start)
     impacts, tangential, dp = [], [], []
+
+    def record(i, t, y):
+        """The impact of contact ``i`` begun at ``onset[i]``: the impulses integrated over
+        it, the momentum jump with the rows at its end (a short contact barely moves)."""
+        _, Jn, Jt, _, _ = _geometry(model, U, y[:nq], y[nq:nq + nv], t)
+        lam = y[nq + nv + 3 * i:nq + nv + 3 * i + 3]
+        impacts.append(Impact(onset[i], U.names[i], lam[0]))
+        c = next((c for c in U.contacts if c[0] == i), None)
+        tangential.append(np.zeros(3) if c is None else lam[1] * c[6] + lam[2] * c[7])
+        dp.append(Jn[i] * lam[0] + Jt[i].T @ lam[1:])
 
     def on_event(i, t, y):
         Jn = _geometry(model, U, y[:nq], y[nq:nq + nv], t)[1]
@@ -947,20 +999,20 @@ def _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options, k, p
             v_minus[i] = max(-rate, HC_MIN_SPEED)
             onset[i] = t
             on[i] = True
-            y[nq + nv + i] = 0.0
+            y[nq + nv + 3 * i:nq + nv + 3 * i + 3] = 0.0
         elif np.isfinite(onset[i]):                     # it ends: its impact
             on[i] = False
-            impacts.append(Impact(onset[i], U.names[i], y[nq + nv + i]))
-            tangential.append(np.zeros(3))
-            dp.append(Jn[i] * y[nq + nv + i])
+            record(i, t, y)
             onset[i] = np.nan
         start["t"], start["sign"] = t, np.zeros(m)
         start["sign"][i] = 1.0 if rate >= 0 else -1.0
         return y
 
     t_all, y_all, sol = _phases("mb.contact.simulate", t0, t1,
-                                np.concatenate([q0, qd0, np.zeros(m)]), slice(nq, nq + nv),
+                                np.concatenate([q0, qd0, np.zeros(3 * m)]), slice(nq, nq + nv),
                                 t_eval, options, lambda t, y: (rhs, events), on_event)
+    for i in np.flatnonzero(np.isfinite(onset)):        # contacts still on at t1
+        record(i, float(sol.t[-1]), sol.y[:, -1])
     q_all = model.normalize_q(y_all[:nq].T) if quats else y_all[:nq].T
     order = np.argsort([imp.t for imp in impacts], kind="stable")
     return ContactTrajectory(model, t_all, q_all, y_all[nq:nq + nv].T, sol, None,

@@ -288,6 +288,9 @@ class JointLimit(_Element):
         self._init(model, joint=joint, name=joint.name)
         lower, upper = self._bound(lower, "lower"), self._bound(upper, "upper")
         self._order(lower, upper)
+        if not (np.isfinite(lower) or np.isfinite(upper)):
+            raise ModelError(f"joint limit on {self.joint.name!r}: lower and upper are both "
+                             "infinite, so it would stop nothing; give at least one side")
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)
         object.__setattr__(self, "restitution", self._validate("restitution", restitution))

@@ -493,8 +493,9 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False
         coordinates. ``False``: every joint keeps its own coordinate.
     limits : bool
         ``True``: every revolute and prismatic joint with ``<limit lower upper>`` gets
-        :meth:`~mbcourse.Model.add_joint_limit` (continuous joints and mimic joints none),
-        enforced by :func:`mbcourse.contact.simulate`. ``False`` (default): the limits are
+        :meth:`~mbcourse.Model.add_joint_limit` (continuous joints and mimic joints none,
+        nor a ``<limit>`` whose lower bound is not below its upper one, which robot files use
+        for "no limit"), enforced by :func:`mbcourse.contact.simulate`. ``False`` (default): the limits are
         only recorded in ``model.parameters["urdf"]["limits"]``.
     restitution : float
         The stops' coefficient of restitution with ``limits=True`` (in [0, 1]).
@@ -567,6 +568,8 @@ def load(source, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False
         except ModelError as exc:
             raise ModelError(f"{origin}: joint {joint!r}, <mimic>: {exc}") from None
     if limits:
+        from .elements import restitution_value
+        restitution_value(restitution, "mb.urdf.load: restitution")
         followers = {c.joint for c in model.mimics}
         for j in joints:
             if j.type in ("revolute", "prismatic") and j.name not in followers \

@@ -491,3 +491,42 @@ def test_two_samples_at_each_impact_and_one_at_the_start():
     assert np.array_equal(res.qd[0], qd0) and res.t[1] == 0.0
     times, counts = np.unique(res.t, return_counts=True)
     assert counts.max() == 2 and set(times[counts == 2]) == {i.t for i in res.impacts}
+
+
+def test_compliant_reports_friction_and_a_contact_still_on():
+    """Compliant law: the friction impulse of an oblique impact tends to the impulsive
+    law's; a plastic contact still on at t1 is reported with what it delivered."""
+    m = ball(0.5, radius=0.0, friction=0.2, planar=True)
+    m.gravity = (0, 0, 0)
+    args = ((0.0, 0.1), [0.0, 0.01], [1.0, -2.0])
+    rigid = mb.contact.simulate(m, *args)
+    soft = mb.contact.simulate(m, *args, law="compliant", stiffness=1e9, rtol=1e-9,
+                               atol=1e-12)
+    assert abs(np.linalg.norm(soft.tangential[0]) - np.linalg.norm(rigid.tangential[0])) \
+        < 1e-3 * np.linalg.norm(rigid.tangential[0])
+    assert np.allclose(soft.dp[0], rigid.dp[0], rtol=1e-3, atol=1e-6)
+    plastic = mb.contact.simulate(ball(0.0), (0.0, 0.6), [1.0], law="compliant")
+    assert len(plastic.impacts) == 1 and plastic.impacts[0].impulse > 2.0 * np.sqrt(2 * G * 1.0)
+
+
+def test_bad_input_of_impulse_damping_and_urdf_limits():
+    with pytest.raises(ShapeError, match="J must be finite"):
+        impulse(np.eye(2), [[1.0, np.nan]], [1.0, 0.0], 0.5)
+    with pytest.raises(ShapeError, match="qd_minus must be finite"):
+        impulse(np.eye(2), [[1.0, 0.0]], [np.inf, 0.0], 0.5)
+    with pytest.raises(ModelError, match="symmetric"):
+        impulse([[1.0, 5.0], [0.0, 1.0]], [[1.0, 0.0]], [1.0, 0.0], 0.5)
+    with pytest.raises(ShapeError, match="one per row of J"):
+        impulse(np.eye(2), [[1.0, 0.0]], [1.0, 0.0], [0.5, 0.2])
+    with pytest.raises(ModelError, match="restitution must be a number"):
+        impulse(np.eye(2), [[1.0, 0.0]], [1.0, 0.0], True)
+    with pytest.raises(ShapeError, match="M must be an array of numbers"):
+        impulse("M", [[1.0]], [1.0], 0.5)
+    with pytest.raises(ModelError, match="restitution must be a number"):
+        mb.contact.hunt_crossley_damping("a")
+    with pytest.raises(ModelError, match="exponent must lie in"):
+        mb.contact.hunt_crossley_damping(0.5, np.inf)
+    with pytest.raises(ModelError, match="restitution must lie in"):
+        mb.urdf.robot("so100", limits=True, restitution=2.0)
+    with pytest.raises(ModelError, match="both infinite"):
+        mb.models.double_pendulum().add_joint_limit("A", -np.inf, np.inf)
