@@ -1312,16 +1312,14 @@ def calibrate(chain_, q, measured, *, parameters=None, offsets=(), tol=1e-12, ma
         J = np.swapaxes(J, 1, 2).reshape(-1, nx)
         U, s, Vt = np.linalg.svd(J, full_matrices=False)
         if s[-1] <= 1e-9 * s[0]:
-            v = Vt[-1]
-            v = v * np.sign(v[np.flatnonzero(np.abs(v) > 0.05)[0]])  # first named entry > 0
+            v = Vt[-1] * np.sign(Vt[-1][np.flatnonzero(np.abs(Vt[-1]) > 0.05)[0]])  # fix sign
             terms = [f"{c:+.2f} {n}" for c, n in zip(v, names) if abs(c) > 0.05]
             combo = " ".join(terms).lstrip("+")
             raise SingularSystemError(
                 f"the measurements do not determine {list(names)}: changing them along "
-                f"({combo}) leaves every measured position unchanged (the smallest singular "
-                f"value of the measurements' Jacobian is below 1e-9 of the largest, "
-                f"{s[0]:.3g}); identify fewer of these unknowns, or measure configurations "
-                "(or quantities) that tell them apart")
+                f"({combo}) leaves every measured position unchanged (the Jacobian's smallest "
+                f"singular value is below 1e-9 of its largest, {s[0]:.3g}); identify fewer of "
+                "these unknowns, or measure configurations (or quantities) that tell them apart")
         step = -(Vt.T @ ((U.T @ res) / s))
         rms.append(float(np.sqrt(np.mean(np.sum((r - measured) ** 2, axis=-1)))))
         x = x + step

@@ -15,8 +15,10 @@ Impulsive law (``law="impulse"``)
     dg/dt-`` with ``Lambda >= 0`` and complementarity: a linear complementarity problem (LCP)
     in ``W = J M^-1 J^T`` for simultaneous impacts (:func:`impulse`). Poisson's law splits the
     impact into compression (``e = 0``) and restitution (``e`` times the compression
-    impulse). A contact that arrives slower than ``rest_speed`` lands plastically, so a Zeno
-    sequence of ever smaller bounces ends in resting contact.
+    impulse). A contact that arrives slower than ``rest_speed`` lands plastically, and a
+    bounce whose apex would stay below ``GAP_TOL`` ends in resting contact: a Zeno sequence
+    of ever smaller bounces ends at rest (under gravity the apex rule, which takes over
+    below an arrival speed of about ``sqrt(2 g GAP_TOL)``, usually comes first).
 Compliant law (``law="compliant"``)
     A Hunt-Crossley force ``k delta^p (1 + d ddelta/dt / v-)`` on each penetration ``delta``,
     whose damping ``d`` is calibrated so that an isolated impact rebounds with exactly the
@@ -332,7 +334,9 @@ def impulse(M, J, qd_minus, restitution, *, law="newton", friction=None, tangent
     ``w = W Lambda + (J qd- + e min(J qd-, 0)) >= 0``, ``W = J M^-1 J^T``. ``law="poisson"``:
     a compression (``e = 0``), then ``e`` times its impulses, repeated while a row still
     approaches. With several rows Newton's law may *gain* energy (a separating row held
-    shut; :func:`simulate` then takes Poisson's law, which never does).
+    shut), and so may Poisson's law when the rows have different coefficients; with one
+    coefficient for all rows Poisson's law never does. :func:`simulate` redoes such an
+    impact with Poisson's law, and then with the smallest coefficient for all rows.
 
     Parameters
     ----------
@@ -434,7 +438,8 @@ def _solve_impact(L, rows, v, e, law, mu):
     Poisson's law: a compression (plastic, with friction), then a restitution phase that
     adds ``e`` times the compression's normal impulses (friction solved again for it). If
     that leaves a row approaching (simultaneous contacts), the impact is repeated on the new
-    speeds; each pass keeps or loses energy, so the sequence never gains it."""
+    speeds (after 100 passes, a last plastic one ends a sequence that ping-pongs between
+    rows); with one ``e`` for all rows and no friction each pass keeps or loses energy."""
     from scipy.linalg import cho_solve
     MinvJt = cho_solve((L, True), rows.T)
     W = rows @ MinvJt
@@ -443,11 +448,14 @@ def _solve_impact(L, rows, v, e, law, mu):
     normal = np.arange(rows.shape[0]) % step == 0
     lam = np.zeros(rows.shape[0])
     scale = max(np.abs(rows @ v).max(), 1e-300)
-    for _ in range(100):
+    for n_pass in range(102):
         u = rows @ (v + MinvJt @ lam)
-        if not np.any(u[normal] < -1e-12 * scale) and (law == "newton" or _ > 0):
+        # approaching beyond round-off (and beyond _lcp's regularization of a singular W)
+        tol = 1e-12 * (scale + np.abs(W).max() * np.abs(lam).max(initial=0.0))
+        if not np.any(u[normal] < -tol) and (law == "newton" or n_pass > 0):
             break
-        if law == "newton":
+        if law == "newton" or n_pass >= 100:   # (Poisson's passes that ping-pong between
+            e = e if law == "newton" else np.zeros_like(e)   # rows end with a plastic one)
             c = u.copy()
             c[normal] += e * np.minimum(u[normal], 0.0)
             lam = lam + (_lcp(W, c) if mu is None else _friction_pgs(W, c, mu))
@@ -460,7 +468,7 @@ def _solve_impact(L, rows, v, e, law, mu):
             u = rows @ (v + MinvJt @ lam)
             lam = lam + _friction_pgs(W, u, mu, fixed=e * comp[normal])
     else:
-        raise SingularSystemError("the impact did not settle in 100 passes of Poisson's law")
+        raise SingularSystemError("the impact's rows still approach after a plastic pass")
     qd_plus = v + MinvJt @ lam
     return qd_plus, (lam if mu is None else lam.reshape(-1, 3))
 
@@ -596,6 +604,22 @@ def _energy(M, qd):
     return 0.5 * qd @ M @ qd
 
 
+def _energy_safe_impact(M, L, rows, qd, e, law, mu):
+    """:func:`_solve_impact`, redone where it would add kinetic energy: a Newton impact with
+    Poisson's law; a Poisson impact whose rows have different coefficients (the simulator
+    gives a row that arrives slower than ``rest_speed`` e = 0) with the smallest one for
+    all rows, which never gains energy without friction (each pass loses
+    ``(1 - e^2) Lambda_c^T W Lambda_c / 2``)."""
+    before = _energy(M, qd)
+    grows = lambda v: _energy(M, v) > before * (1 + 1e-12) + 1e-300      # noqa: E731
+    new, lam = _solve_impact(L, rows, qd, e, law, mu)
+    if grows(new) and law == "newton":
+        new, lam = _solve_impact(L, rows, qd, e, "poisson", mu)
+    if grows(new) and np.ptp(e) > 0:
+        new, lam = _solve_impact(L, rows, qd, np.full_like(e, e.min()), "poisson", mu)
+    return new, lam
+
+
 class _Run:
     """One call of :func:`simulate` with the impulsive law."""
 
@@ -625,10 +649,7 @@ class _Run:
             fric = np.any(mu > 0)
             rows = (np.concatenate([Jn[near][:, None, :], Jt[near]], axis=1)
                     .reshape(3 * near.size, -1) if fric else Jn[near])
-            before = _energy(M, qd)
-            new, lam = _solve_impact(L, rows, qd, e, self.law, mu if fric else None)
-            if self.law == "newton" and _energy(M, new) > before * (1 + 1e-12) + 1e-300:
-                new, lam = _solve_impact(L, rows, qd, e, "poisson", mu if fric else None)
+            new, lam = _energy_safe_impact(M, L, rows, qd, e, self.law, mu if fric else None)
             lam = lam.reshape(near.size, -1)
             for k, i in enumerate(near):
                 if lam[k, 0] > 1e-14 * max(np.abs(lam).max(), 1e-300):
@@ -770,8 +791,9 @@ def simulate(model, t_span, q0, qd0=None, tau=None, *, law="impulse", restitutio
     law : {"impulse", "compliant"}
         Rigid contact with impacts, or Hunt-Crossley forces.
     restitution_law : {"newton", "poisson"}
-        The impulsive law's impact law (a Newton impact that would add energy -- possible
-        with simultaneous impacts -- is solved with Poisson's law instead).
+        The impulsive law's impact law. An impact that would add energy (possible with
+        simultaneous impacts) is solved with Poisson's law instead, and if its rows have
+        different coefficients, with the smallest one for all of them.
     method, rtol, atol, t_eval, max_step
         Passed to :func:`scipy.integrate.solve_ivp` for every smooth phase.
     rest_speed : float

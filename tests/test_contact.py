@@ -530,3 +530,25 @@ def test_bad_input_of_impulse_damping_and_urdf_limits():
         mb.urdf.robot("so100", limits=True, restitution=2.0)
     with pytest.raises(ModelError, match="both infinite"):
         mb.models.double_pendulum().add_joint_limit("A", -np.inf, np.inf)
+
+
+def test_mixed_restitution_poisson_can_gain_and_the_simulator_never_does():
+    """Poisson's law with different coefficients on the rows can gain energy (the cradle's
+    rows with e = (1, 0.5): T 0.5 -> 0.50694); the simulator's impact (Newton, then Poisson,
+    then the smallest e for all rows) never does, on random mixed-e impacts."""
+    from mbcourse.contact import _energy_safe_impact
+    J = np.array([[-1.0, 1.0, 0.0], [0.0, -1.0, 1.0]])
+    v, _ = impulse(np.eye(3), J, [1.0, 0.0, 0.0], [1.0, 0.5], law="poisson")
+    assert np.allclose(v, [-1 / 3, 7 / 12, 3 / 4], atol=1e-14) and 0.5 * v @ v > 0.5069
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        nv = rng.integers(2, 6)
+        k = rng.integers(2, nv + 1)         # no more rows than speeds: nothing is wedged
+        A = rng.normal(size=(nv, nv))
+        M = A @ A.T + nv * np.eye(nv)
+        rows = rng.normal(size=(k, nv))
+        qd = rng.normal(size=nv)
+        e = np.where(rng.uniform(size=k) < 0.5, 0.0, rng.uniform(0, 1, size=k))
+        new, lam = _energy_safe_impact(M, np.linalg.cholesky(M), rows, qd, e, "newton", None)
+        assert new @ M @ new <= qd @ M @ qd * (1 + 1e-12)
+        assert lam.min() >= 0 and (rows @ new).min() >= -1e-9 * np.abs(rows @ qd).max()
