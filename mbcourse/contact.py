@@ -46,7 +46,6 @@ above the floor's contact height after its first bounce:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,7 +56,7 @@ from .errors import (IntegrationError, ModelError, ShapeError, SingularSystemErr
                      TopologyError)
 from .model import Model
 from .sim import (Trajectory, check_method, check_t_eval, initial_state, integrate,
-                  prepare as _sim_prepare, refuse_options)
+                  prepare as _sim_prepare)
 from .tree.general import forward_dynamics, mass_matrix
 
 __all__ = ["simulate", "impulse", "gaps", "gap_jacobian", "Impact", "ContactTrajectory",
@@ -762,7 +761,7 @@ class _Run:
 
     def rhs(self, mode):
         model, dyn = self.model, self.dyn
-        nq, nv = model.nq, model.nv
+        nq = model.nq
         quats = _sim_prepare(model).quaternions
 
         def rhs(t, y):
