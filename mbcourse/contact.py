@@ -599,6 +599,15 @@ class _Dynamics:
         return out
 
 
+def _world_tangential(U, i, lam):
+    """Gap ``i``'s friction impulse in world axes from ``lam = (normal, t1, t2)`` (zeros for
+    a stop, or without friction rows)."""
+    if U.side[i] < 2 or np.size(lam) < 3:
+        return np.zeros(3)
+    c = next(c for c in U.contacts if c[0] == i)
+    return lam[1] * c[6] + lam[2] * c[7]
+
+
 def _energy(M, qd):
     return 0.5 * qd @ M @ qd
 
@@ -653,7 +662,7 @@ class _Run:
             for k, i in enumerate(near):
                 if lam[k, 0] > 1e-14 * max(np.abs(lam).max(), 1e-300):
                     self.impacts.append(Impact(t, U.names[i], lam[k, 0]))
-                    self.tangential.append(self._tangential(i, lam[k]))
+                    self.tangential.append(_world_tangential(self.U, i, lam[k]))
                     self.dp.append(rows.reshape(near.size, -1, rows.shape[1])[k].T @ lam[k])
             if len(self.impacts) > self.max_impacts:
                 raise IntegrationError(
@@ -662,12 +671,6 @@ class _Run:
                     f"now {self.rest_speed:g}) or a mechanism that keeps hitting")
             qd = new
         return qd, self.mode(t, q, qd, release, slip)
-
-    def _tangential(self, i, lam):
-        if self.U.side[i] < 2 or lam.size == 1:
-            return np.zeros(3)
-        c = next(c for c in self.U.contacts if c[0] == i)
-        return lam[1] * c[6] + lam[2] * c[7]
 
     # ---- the mode of a smooth phase
     def mode(self, t, q, qd, release=(), slip=()):
@@ -1009,8 +1012,7 @@ def _simulate_compliant(model, U, t0, t1, q0, qd0, tau_fn, t_eval, options, k, p
         _, Jn, Jt, _, _ = _geometry(model, U, y[:nq], y[nq:nq + nv], t)
         lam = y[nq + nv + 3 * i:nq + nv + 3 * i + 3]
         impacts.append(Impact(onset[i], U.names[i], lam[0]))
-        c = next((c for c in U.contacts if c[0] == i), None)
-        tangential.append(np.zeros(3) if c is None else lam[1] * c[6] + lam[2] * c[7])
+        tangential.append(_world_tangential(U, i, lam))
         dp.append(Jn[i] * lam[0] + Jt[i].T @ lam[1:])
 
     def on_event(i, t, y):
