@@ -49,7 +49,7 @@ import numpy as np
 from .cartesian import joint_rows, row_residual, row_workspace
 from .common import (B_BASE, B_MOVING, B_SPRINGS, G_ROWS, I_ROWS, OPTS, R_D, R_N, R_RHO,
                      R_TYPE, ROTATION, ROW_WIDTH, body_terms, cholesky_factor, damping_power,
-                     finite, lower_solve, mtv3, mv3, spring_wrenches, upper_solve)
+                     finite, lower_solve, mtv3, mv3, release, spring_wrenches, upper_solve)
 
 __all__ = ["PIVOT_TOL", "absolute_rhs"]
 
@@ -322,8 +322,9 @@ def absolute_rhs(rints, rgeo, body, sgeo, zlev, planar, gains, y, dy, power):
         most += rints[a, I_ROWS]
     Q, bc = np.zeros((most, 2, dof)), np.zeros(most)
     body_of = np.zeros((most, 2), dtype=np.int64)
-    cw = row_workspace(rints.shape[0], n1)
-    nc = _rows(rints, rgeo, planar, gains, r, A, v, w, phi, ddX0, cw, Q, bc, body_of, sv)
+    cw, keep = row_workspace(rints.shape[0], n1)
+    nc = release(keep, _rows(rints, rgeo, planar, gains, r, A, v, w, phi, ddX0, cw, Q, bc,
+                             body_of, sv))
     if not _schur(nc, dof, Q, bc, body_of, Minv, F, ddX):
         return False
     n, npos = n1 - 1, (3 if planar else 7)

@@ -60,9 +60,9 @@ import numpy as np
 
 from .common import (B_BASE, B_MOVING, G_ROWS, I_NV, I_ROWS, INLINE, J_Z, OPTS, PERPENDICULAR,
                      POINT_PLANE, R_D, R_N, R_PITCH, R_RHO, R_TYPE, R_U1, R_U2, R_W1, ROW_WIDTH,
-                     SCREW, centres, cholesky_factor, cross, finite, joint_acceleration,
-                     joint_force, joint_motion, kinematics, mtv3, mv3, spring_torques, take,
-                     workspace)
+                     SCREW, borrow, centres, cholesky_factor, cross, finite, joint_acceleration,
+                     joint_force, joint_motion, kinematics, mtv3, mv3, release, spring_torques,
+                     take, workspace)
 
 __all__ = ["POINT_PLANE", "PERPENDICULAR", "SCREW", "CartesianWork", "row_workspace",
            "joint_rows", "row_residual", "cartesian_workspace", "cartesian_one",
@@ -520,14 +520,16 @@ def cartesian_one(ints, geo, body, q, qd, tau, qdd, lam, kin, cw):
 
 
 @nb.njit(**OPTS)
-def row_workspace(m, n1):
-    """A :class:`CartesianWork` for ``m`` joints between ``n1`` bodies (one allocation;
-    :func:`joint_rows` writes the rows of a state). Chapter 6's kernel uses it for the cut
-    joints alone."""
-    buf = np.zeros(m * (36 + 36 + 6 + 36 + 36 + 6 + 6)
-                   + n1 * (3 + 3 + 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 6 + 6 + 36 + 12)
+def row_workspace(m, n1, borrowed=True):
+    """``(cw, keep)``: a :class:`CartesianWork` for ``m`` joints between ``n1`` bodies
+    (one allocation, ``keep``; :func:`joint_rows` writes the rows of a state),
+    :func:`~mbcourse.kernels.common.borrow`-ed views unless ``borrowed`` is False. Chapter
+    6's kernel uses it for the cut joints alone."""
+    owner = np.zeros(m * (36 + 36 + 6 + 36 + 36 + 6 + 6)
+                     + n1 * (3 + 3 + 3 + 36 + 6 + 36 + 36 + 6 + 6) + 36 + 6 + 6 + 36 + 12)
+    buf = borrow(owner) if borrowed else owner
     at = np.zeros(1, dtype=np.int64)
-    return CartesianWork(take(buf, at, n1 * 3).reshape((n1, 3)),
+    cw = CartesianWork(take(buf, at, n1 * 3).reshape((n1, 3)),
                          take(buf, at, n1 * 3).reshape((n1, 3)),
                          take(buf, at, n1 * 3).reshape((n1, 3)),
                          take(buf, at, m * 36).reshape((m, 6, 6)),
@@ -546,13 +548,17 @@ def row_workspace(m, n1):
                          take(buf, at, 36).reshape((12, 3)), take(buf, at, 6),
                          take(buf, at, 6), take(buf, at, 36).reshape((6, 6)),
                          take(buf, at, 12).reshape((2, 6)))
+    return cw, owner
 
 
 @nb.njit(**OPTS)
-def cartesian_workspace(ints, geo, body):
-    """The kinematics pass's :class:`~mbcourse.kernels.common.Work` and a
-    :class:`CartesianWork` (:func:`row_workspace`) for a packed tree."""
-    return workspace(ints, geo, body), row_workspace(ints.shape[0], body.shape[0])
+def cartesian_workspace(ints, geo, body, borrowed=True):
+    """``(kin, cw, keep)``: the kinematics pass's :class:`~mbcourse.kernels.common.Work`
+    and a :class:`CartesianWork` (:func:`row_workspace`) for a packed tree, and their
+    owning buffers."""
+    kin, keep_kin = workspace(ints, geo, body, borrowed)
+    cw, keep_cw = row_workspace(ints.shape[0], body.shape[0], borrowed)
+    return kin, cw, (keep_kin, keep_cw)
 
 
 @nb.njit(**OPTS)
@@ -560,13 +566,16 @@ def cartesian_solve(ints, geo, body, q, qd, tau, qdd, lam):
     """Chapter 2 for a batch (:func:`cartesian_one`): ``q`` (B, nq), ``qd``, ``tau`` (B, nv)
     into ``qdd`` (B, nv) and the multipliers ``lam`` (B, nc), packed joints' order. False
     if a block is singular or a value is not finite."""
-    kin, cw = cartesian_workspace(ints, geo, body)
+    ints, geo, body, q, qd, tau, qdd, lam = (borrow(ints), borrow(geo), borrow(body),
+                                             borrow(q), borrow(qd), borrow(tau), borrow(qdd),
+                                             borrow(lam))
+    kin, cw, keep = cartesian_workspace(ints, geo, body)
     ok = True
     for b in range(q.shape[0]):
         if (not cartesian_one(ints, geo, body, q[b], qd[b], tau[b], qdd[b], lam[b], kin, cw)
                 or not finite(qdd[b])):
             ok = False
-    return ok
+    return release(keep, ok)
 
 
 @nb.njit(**OPTS)
@@ -583,7 +592,7 @@ def cartesian_forward(ints, geo, body, q, qd, tau, qdd):
 def cartesian_terms(ints, geo, body, q, qd, tau, qdd, lam):
     """One configuration: :func:`cartesian_one` into ``qdd`` (nv,), ``lam`` (nc,), and the
     :class:`CartesianWork` with the rows, ``M``, ``F`` and ``ddX = x`` (for the tests)."""
-    kin, cw = cartesian_workspace(ints, geo, body)
+    kin, cw, _ = cartesian_workspace(ints, geo, body, False)
     ok = cartesian_one(ints, geo, body, q, qd, tau, qdd, lam, kin, cw)
     return ok, cw
 

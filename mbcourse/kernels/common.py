@@ -20,11 +20,14 @@ from typing import NamedTuple
 
 import numba as nb
 import numpy as np
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from ..spatial import PIVOT_RTOL
 
 __all__ = ["REVOLUTE", "PRISMATIC", "WELD", "GENERAL", "OPTS", "INLINE", "Work", "workspace",
-           "joint_workspace", "joint_motion", "body_terms", "joint_force", "joint_acceleration",
+           "borrow", "release",
+           "joint_motion", "body_terms", "joint_force", "joint_acceleration",
            "load_wrench", "spring_torques", "spring_wrenches",
            "damping_power", "dissipation", "base_state",
            "cross", "cholesky_factor_n",
@@ -89,21 +92,53 @@ _OPTS = OPTS
 INLINE = dict(OPTS, inline="always")
 
 
-# The rows of a joint's work array (:func:`joint_workspace`, written by :func:`joint_motion`),
-# one array rather than a named tuple: a tuple of arrays handed to a per-joint function costs
-# a reference count per array (measured: 0.4 us per joint for eleven arrays).
-J_R, J_Z, J_P, J_K, J_OM, J_KV, J_WA, J_SA, J_F1, J_T, J_RJ, J_ROWS = (0, 3, 4, 10, 16, 17,
-                                                                      18, 19, 20, 23, 26, 29)
+@intrinsic
+def borrow(typingctx, arr):
+    """A view of the whole of ``arr`` that counts no references (numba's ``meminfo`` of the
+    view left null), and neither do the views taken of it.
+
+    Every view a kernel takes of a counted array (``A[p]``, ``ws.S``, ``geo[i, 3:6]``)
+    costs an atomic increment of the array's reference count and an atomic decrement when
+    it is dropped. In the recursions these were more than half of the time (``perf`` on the
+    SO-100's Vereshchagin kernel, 1000 states: 58 % in ``NRT_incref`` and ``NRT_decref``).
+    So each kernel borrows its array arguments, which its caller keeps alive for the whole
+    call, and the work arrays are carved out of a borrowed buffer whose owner the
+    workspace's maker returns beside it (``ws, keep = workspace(...)``), kept alive by
+    :func:`release` at the end of the kernel that made it. The owners are not fields of the
+    workspace: a larger tuple handed to every helper measured 1.8x slower in chapter 3's
+    kernel. A borrowed array must never be returned to Python (make the workspace with
+    ``borrowed=False`` for that)."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        src = context.make_array(arr)(context, builder, value=args[0])
+        out = context.make_array(arr)(context, builder)
+        out.data, out.shape, out.strides = src.data, src.shape, src.strides
+        out.itemsize, out.nitems = src.itemsize, src.nitems
+        out.meminfo = cgutils.get_null_value(out.meminfo.type)
+        out.parent = cgutils.get_null_value(out.parent.type)
+        return out._getvalue()
+    return arr(arr), codegen
 
 
 @nb.njit(**OPTS)
-def joint_workspace():
-    """A joint's work array (29, 3): ``R = R_a`` (child to parent axes, rows ``J_R:J_R+3``),
-    ``z = z_a`` (``J_Z``), per speed ``p``, ``k`` (rows ``J_P + j``, ``J_K + j``) (3.101),
-    (3.104), ``Omega_a`` (``J_OM``, the sum of ``p qd``), the sum of ``k qd`` (``J_KV``),
-    ``w_a``, ``s_a`` (``J_WA``, ``J_SA``) (3.106), (3.102), and scratch: the first turn
-    ``J_F1``, ``J_T``, ``J_RJ`` (3 rows each), parent axes throughout."""
-    return np.zeros((J_ROWS, 3))
+def release(keep, result):
+    """``result``, after a last use of ``keep`` (a workspace's owning buffers): numba frees
+    a variable right after its last use, so a kernel whose work arrays are borrowed
+    (:func:`borrow`) ends with ``return release(keep, result)``."""
+    return result
+
+
+# A joint's work array ``jw`` (J_ROWS, 3), written by :func:`joint_motion`: ``R = R_a`` (child
+# to parent axes, rows J_R:J_R+3), ``z = z_a`` (J_Z), per speed ``p``, ``k`` (rows J_P + j,
+# J_K + j) (3.101), (3.104), ``Omega_a`` (J_OM, the sum of ``p qd``), the sum of ``k qd``
+# (J_KV), ``w_a``, ``s_a`` (J_WA, J_SA) (3.106), (3.102), and scratch: the first turn J_F1,
+# J_T, J_RJ (3 rows each), parent axes throughout. One array rather than a named tuple: a
+# tuple of arrays handed to a per-joint function costs a reference count per array
+# (measured: 0.4 us per joint for eleven arrays). The workspaces carve it out of their buffer.
+J_R, J_Z, J_P, J_K, J_OM, J_KV, J_WA, J_SA, J_F1, J_T, J_RJ, J_ROWS = (0, 3, 4, 10, 16, 17,
+                                                                      18, 19, 20, 23, 26, 29)
 
 
 class Work(NamedTuple):
@@ -121,7 +156,7 @@ class Work(NamedTuple):
     written). Scratch: ``t3`` (3, 3, 3), ``v`` (9, 3), ``t6`` (3, 6), ``Ma``, ``MS``, ``X``
     (6, 6), ``F`` (6,), ``y`` (6,), ``tq`` (nv,) (``tau`` with the joint springs), the
     centres ``r`` and their velocities ``vel`` (n1, 3) (filled only for spring-dampers) and
-    the joint's own motion ``jw`` (:func:`joint_workspace`)."""
+    the joint's own motion ``jw`` (``J_ROWS`` x 3, see ``J_R``)."""
     A: np.ndarray
     om: np.ndarray
     Ms: np.ndarray
@@ -221,21 +256,26 @@ def speed_count(ints):
 
 
 @nb.njit(**OPTS)
-def workspace(ints, geo, body):
-    """A :class:`Work` for a packed tree, carved out of one allocation; ``R0`` and ``J0``
-    (the joints' fixed orientations and the bodies' inertias as 3x3 matrices) filled in."""
+def workspace(ints, geo, body, borrowed=True):
+    """``(ws, keep)``: a :class:`Work` for a packed tree, carved out of one allocation (the
+    joints above the bodies ``up`` out of a second; ``keep`` holds both), ``R0`` and ``J0``
+    (the joints' fixed orientations and the bodies' inertias as 3x3 matrices) filled in. The
+    work arrays are :func:`borrow`-ed views unless ``borrowed`` is False (a workspace handed
+    back to Python)."""
     m, n1, nv = ints.shape[0], body.shape[0], speed_count(ints)
     sizes = (n1 * 9, n1 * 3, n1 * 36, n1 * 6, n1 * 6, n1 * 6, n1 * 36, n1 * 9, m * 3, nv * 6,
              m * 6, m * 36, m * 9, 27, 27, 18, 36, 6, 36, 36, 6, nv, n1 * 3, n1 * 3)
     at = np.zeros(len(sizes) + 1, dtype=np.int64)
     for k in range(len(sizes)):
         at[k + 1] = at[k] + sizes[k]
-    buf = np.zeros(at[len(sizes)])
+    owner = np.zeros(at[len(sizes)] + J_ROWS * 3)
+    owner_i = np.zeros(n1, dtype=np.int64)
+    buf, up = (borrow(owner), borrow(owner_i)) if borrowed else (owner, owner_i)
     ws = Work(buf[at[0]:at[1]].reshape((n1, 3, 3)), buf[at[1]:at[2]].reshape((n1, 3)),
               buf[at[2]:at[3]].reshape((n1, 6, 6)), buf[at[3]:at[4]].reshape((n1, 6)),
               buf[at[4]:at[5]].reshape((n1, 6)), buf[at[5]:at[6]].reshape((n1, 6)),
               buf[at[6]:at[7]].reshape((n1, 6, 6)), buf[at[7]:at[8]].reshape((n1, 3, 3)),
-              np.zeros(n1, dtype=np.int64),
+              up,
               buf[at[8]:at[9]].reshape((m, 3)), buf[at[9]:at[10]].reshape((nv, 6)),
               buf[at[10]:at[11]].reshape((m, 6)), buf[at[11]:at[12]].reshape((m, 6, 6)),
               buf[at[12]:at[13]].reshape((m, 3, 3)), buf[at[13]:at[14]].reshape((3, 3, 3)),
@@ -243,7 +283,7 @@ def workspace(ints, geo, body):
               buf[at[16]:at[17]].reshape((6, 6)), buf[at[17]:at[18]],
               buf[at[18]:at[19]].reshape((6, 6)), buf[at[19]:at[20]].reshape((6, 6)),
               buf[at[20]:at[21]], buf[at[21]:at[22]], buf[at[22]:at[23]].reshape((n1, 3)),
-              buf[at[23]:at[24]].reshape((n1, 3)), joint_workspace())
+              buf[at[23]:at[24]].reshape((n1, 3)), buf[at[24]:].reshape((J_ROWS, 3)))
     for i in range(m):
         for r in range(3):
             for c in range(3):
@@ -254,7 +294,7 @@ def workspace(ints, geo, body):
                 ws.J0[i, r, c] = body[i, 1 + 3 * r + c]
     for r in range(3):
         ws.A[0, r, r] = 1.0                             # the base: A = E, om = 0
-    return ws
+    return ws, (owner, owner_i)
 
 
 @nb.njit(**OPTS)
@@ -847,7 +887,8 @@ def dissipation(ints, geo, body, q, qd):
     """:func:`damping_power` of one state ``q`` (nq,), ``qd`` (nv,) of a tree, after the
     outward pass of :func:`kinematics`; NaN where that pass declines (the checked route
     then explains)."""
-    ws = workspace(ints, geo, body)
+    ws, keep = workspace(ints, geo, body)
     if not kinematics(ints, geo, body, q, qd, ws):
-        return np.nan
-    return damping_power(ints, geo, body, ws.A, ws.r, ws.vel, ws.om, qd, ws.v)
+        return release(keep, np.nan)
+    return release(keep, damping_power(ints, geo, body, ws.A, ws.r, ws.vel, ws.om, qd,
+                                           ws.v))

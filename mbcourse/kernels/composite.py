@@ -13,8 +13,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .common import (B_BASE, I_NV, INLINE, OPTS, cholesky_solve, cross, finite, fold,
-                     kinematics, matvec, shift, spring_torques, workspace)
+from .common import (B_BASE, I_NV, INLINE, OPTS, borrow, cholesky_solve, cross, finite, fold,
+                     kinematics, matvec, release, shift, spring_torques, workspace)
 
 __all__ = ["tree_one", "composite_forward", "composite_matrices"]
 
@@ -105,10 +105,12 @@ def composite_forward(ints, geo, body, q, qd, tau, qdd):
     """The tree equations ``A q'' = B`` for a batch, assembled by composite bodies and
     solved by Cholesky: ``q`` (B, nq), ``qd``, ``tau`` (B, nv) into ``qdd``. Returns False
     if a mass matrix is not positive definite or a value is not finite."""
+    ints, geo, body, q, qd, tau, qdd = (borrow(ints), borrow(geo), borrow(body), borrow(q),
+                                        borrow(qd), borrow(tau), borrow(qdd))
     nv = qd.shape[1]
-    ws = workspace(ints, geo, body)
-    H = np.empty((nv, nv))
-    hb = np.empty(nv)
+    ws, keep = workspace(ints, geo, body)
+    owner = np.empty(nv * nv + nv)
+    H, hb = borrow(owner)[:nv * nv].reshape((nv, nv)), borrow(owner)[nv * nv:]
     ok = True
     for b in range(q.shape[0]):
         if not tree_one(ints, geo, body, q[b], qd[b], H, hb, ws):
@@ -119,13 +121,16 @@ def composite_forward(ints, geo, body, q, qd, tau, qdd):
             qdd[b, k] -= hb[k]
         if not cholesky_solve(H, qdd[b]) or not finite(qdd[b]):
             ok = False
-    return ok
+    return release((owner, keep), ok)
 
 
 @nb.njit(**OPTS)
 def composite_matrices(ints, geo, body, q, qd, H, hb):
     """Mass matrices ``H`` (B, nv, nv) and velocity-and-gravity terms ``hb`` (B, nv) of the
     tree equations (``A = H``, ``B = tau - hb``), by composite bodies."""
-    ws = workspace(ints, geo, body)
+    ints, geo, body, q, qd, H, hb = (borrow(ints), borrow(geo), borrow(body), borrow(q),
+                                     borrow(qd), borrow(H), borrow(hb))
+    ws, keep = workspace(ints, geo, body)
     for b in range(q.shape[0]):
         tree_one(ints, geo, body, q[b], qd[b], H[b], hb[b], ws)
+    release(keep, True)

@@ -25,10 +25,10 @@ import numpy as np
 
 from .cartesian import joint_rows, row_residual, row_workspace
 from .common import (B_MOVING, G_ROWS, I_NV, I_ROWS, INLINE, J_KV, J_OM, J_R, J_Z, OPTS,
-                     R_TYPE, ROW_WIDTH,
+                     J_ROWS, R_TYPE, ROW_WIDTH, borrow,
                      cholesky_factor, cross,
                      damping_power, finite, joint_acceleration, joint_force, joint_motion,
-                     joint_workspace, lower_solve, mm3, mtv3, mv3, spring_torques,
+                     lower_solve, mm3, mtv3, mv3, release, spring_torques, take,
                      upper_solve)
 from .tree import tree_one, tree_workspace
 
@@ -89,24 +89,35 @@ class _LoopWork(NamedTuple):
     t3: np.ndarray       # (1, 3, 3) scratch
     sv: np.ndarray       # (6 K,) the singular values of L^-1 H_c^T
     R0: np.ndarray       # (K, 3, 3) the cut joints' fixed orientations
-    jw: np.ndarray       # a cut joint's own motion (common.joint_workspace)
+    jw: np.ndarray       # a cut joint's own motion (common's J_ROWS x 3 array)
     S6: np.ndarray       # (6, 6) scratch
 
 
 @nb.njit(**OPTS)
-def _loop_work(n1, N, NQ, cgeo):
+def _loop_work(n1, N, NQ, cgeo, borrowed=True):
+    """``(lw, keep)``: a :class:`_LoopWork` carved out of one allocation ``keep``,
+    :func:`~mbcourse.kernels.common.borrow`-ed views unless ``borrowed`` is False."""
     K = cgeo.shape[0]
-    lw = _LoopWork(np.zeros((n1, 3)), np.zeros((n1, 3)), np.zeros((n1, 6)), np.empty(NQ),
-                   np.empty(N), np.empty(N), np.empty((N, N)), np.empty(N),
-                   np.empty((2, 6)), np.empty(6), np.empty(N), np.zeros((6 * K, N)),
-                   np.zeros(6 * K), np.zeros(6 * K), np.empty(N), np.empty(2),
-                   np.empty((9, 3)), np.empty((1, 3, 3)), np.zeros(6 * K),
-                   np.empty((K, 3, 3)), joint_workspace(), np.empty((6, 6)))
+    owner = np.zeros(n1 * 12 + NQ + N * (N + 5) + 12 + 6 + 6 * K * (N + 3) + 2 + 27 + 9
+                     + K * 9 + J_ROWS * 3 + 36)
+    buf, at = borrow(owner) if borrowed else owner, np.zeros(1, dtype=np.int64)
+    lw = _LoopWork(take(buf, at, n1 * 3).reshape((n1, 3)),
+                   take(buf, at, n1 * 3).reshape((n1, 3)),
+                   take(buf, at, n1 * 6).reshape((n1, 6)), take(buf, at, NQ),
+                   take(buf, at, N), take(buf, at, N), take(buf, at, N * N).reshape((N, N)),
+                   take(buf, at, N), take(buf, at, 12).reshape((2, 6)), take(buf, at, 6),
+                   take(buf, at, N), take(buf, at, 6 * K * N).reshape((6 * K, N)),
+                   take(buf, at, 6 * K), take(buf, at, 6 * K), take(buf, at, N),
+                   take(buf, at, 2), take(buf, at, 27).reshape((9, 3)),
+                   take(buf, at, 9).reshape((1, 3, 3)), take(buf, at, 6 * K),
+                   take(buf, at, K * 9).reshape((K, 3, 3)),
+                   take(buf, at, J_ROWS * 3).reshape((J_ROWS, 3)),
+                   take(buf, at, 36).reshape((6, 6)))
     for j in range(K):
         for r in range(3):
             for c in range(3):
                 lw.R0[j, r, c] = cgeo[j, 3 + 3 * r + c]
-    return lw
+    return lw, owner
 
 
 @nb.njit(**INLINE)
@@ -390,10 +401,14 @@ def _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, tau, qdd, 
 
 @nb.njit(**OPTS)
 def _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree):
+    """``(tw, lw, cw, keep)``: the reduced tree's, the loops' and the cut joints' work
+    arrays, borrowed (:func:`~mbcourse.kernels.common.borrow`), and their owners, which
+    a kernel that makes them keeps to its end (:func:`~mbcourse.kernels.common.release`)."""
     N = v_tree.shape[0]
-    return (tree_workspace(ints, geo, body, N), _loop_work(body.shape[0], N, q_tree.shape[0],
-                                                             cgeo),
-            row_workspace(cints.shape[0], body.shape[0]))
+    tw, keep_t = tree_workspace(ints, geo, body, N)
+    lw, keep_l = _loop_work(body.shape[0], N, q_tree.shape[0], cgeo)
+    cw, keep_c = row_workspace(cints.shape[0], body.shape[0])
+    return tw, lw, cw, (keep_t, keep_l, keep_c)
 
 
 @nb.njit(**OPTS)
@@ -401,14 +416,18 @@ def loops_forward(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q, qd, t
     """Chapter 6's cut-joint method for a batch (the arguments before ``q`` are a
     :class:`CutData`'s): ``q`` (B, nq), ``qd``, ``tau`` (B, nv) into ``qdd``. False if a
     state does not close the loops, a mass matrix is singular or a value is not finite."""
-    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
+    ints, geo, body, cints, cgeo, q_tree, v_tree, limits = (
+        borrow(ints), borrow(geo), borrow(body), borrow(cints), borrow(cgeo), borrow(q_tree),
+        borrow(v_tree), borrow(limits))
+    q, qd, tau, qdd = borrow(q), borrow(qd), borrow(tau), borrow(qdd)
+    tw, lw, cw, keep = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
     ok = True
     for b in range(q.shape[0]):
         if _one(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q[b], qd[b], tau[b],
                 qdd[b], tw, lw, cw) < 0 or not finite(qdd[b]):
             ok = False
             break
-    return ok
+    return release(keep, ok)
 
 
 @nb.njit(**OPTS)
@@ -420,8 +439,13 @@ def loops_intermediates(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q,
     order of rows (zero beyond the rows the joints have), and ``reaction`` (B, N) their
     generalized force on the tree ``H_c^T lam = A qdd_T - B``. Returns the number of rows
     per configuration (-1 where the state was refused)."""
+    ints, geo, body, cints, cgeo, q_tree, v_tree, limits = (
+        borrow(ints), borrow(geo), borrow(body), borrow(cints), borrow(cgeo), borrow(q_tree),
+        borrow(v_tree), borrow(limits))
+    q, qd, tau, qdd, H, lam, reaction = (borrow(q), borrow(qd), borrow(tau), borrow(qdd),
+                                         borrow(H), borrow(lam), borrow(reaction))
     N = v_tree.shape[0]
-    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
+    tw, lw, cw, keep = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
     rows = np.zeros(q.shape[0], dtype=np.int64)
     for b in range(q.shape[0]):
         for k in range(qd.shape[1]):
@@ -439,7 +463,7 @@ def loops_intermediates(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, q,
             for r in range(max(rows[b], 0)):
                 s_ += lw.Hc[r, k] * lw.lam[r]
             reaction[b, k] = s_
-    return rows
+    return release(keep, rows)
 
 
 @nb.njit(**OPTS)
@@ -454,14 +478,19 @@ def loops_reduced(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, vT, 
     and the dampers' power (:func:`~mbcourse.kernels.common.damping_power`) to ``power``
     (1,); returns the number of rows, or -1 when ``A`` is not positive definite or a value
     is not finite."""
+    ints, geo, body, cints, cgeo, q_tree, v_tree, limits = (
+        borrow(ints), borrow(geo), borrow(body), borrow(cints), borrow(cgeo), borrow(q_tree),
+        borrow(v_tree), borrow(limits))
+    qT, vT, tauT, qddT, sv, power = (borrow(qT), borrow(vT), borrow(tauT), borrow(qddT),
+                                     borrow(sv), borrow(power))
     N = v_tree.shape[0]
-    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
+    tw, lw, cw, keep = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
     for k in range(q_tree.shape[0]):
         lw.qT[k] = qT[k]
     for k in range(N):
         lw.qdT[k] = vT[k]
     if not tree_one(ints, geo, body, lw.qT, lw.qdT, lw.Hm, lw.Bv, tw):
-        return -1
+        return release(keep, -1)
     _centres(ints, body, tw, lw)
     power[0] = damping_power(ints, geo, body, tw.Ab, lw.r, lw.vel, tw.omega, lw.qdT, lw.v)
     spring_torques(ints, geo, lw.qT, lw.qdT, tauT, lw.rhs)
@@ -469,12 +498,12 @@ def loops_reduced(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, vT, 
         lw.rhs[k] += lw.Bv[k]
     nc = _cut_rows(cints, cgeo, tw, lw, cw)
     if not _tree_accelerations(nc, limits[0], rank, lw):
-        return -1
+        return release(keep, -1)
     for k in range(N):
         qddT[k] = lw.qddT[k]
     for k in range(sv.shape[0]):
         sv[k] = lw.sv[k]
-    return nc if finite(qddT) else -1
+    return release(keep, nc if finite(qddT) else -1)
 
 
 @nb.njit(**OPTS)
@@ -486,14 +515,18 @@ def loops_closure(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, f, H
     rest ``ft`` (nonzero only when the base moves), written to the first ``nc`` entries of
     ``f`` (6 K,), ``H`` (6 K, N), ``ft`` (6 K,); ``scale[0] = 1 + max |r|`` over the
     centres. Returns ``nc``, or -1 when the tree's kernel declines the configuration."""
+    ints, geo, body, cints, cgeo, q_tree, v_tree, limits = (
+        borrow(ints), borrow(geo), borrow(body), borrow(cints), borrow(cgeo), borrow(q_tree),
+        borrow(v_tree), borrow(limits))
+    qT, f, H, ft, scale = borrow(qT), borrow(f), borrow(H), borrow(ft), borrow(scale)
     N = v_tree.shape[0]
-    tw, lw, cw = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
+    tw, lw, cw, keep = _workspaces(ints, geo, body, cints, cgeo, q_tree, v_tree)
     for k in range(q_tree.shape[0]):
         lw.qT[k] = qT[k]
     for k in range(N):
         lw.qdT[k] = 0.0
     if not tree_one(ints, geo, body, lw.qT, lw.qdT, lw.Hm, lw.Bv, tw):
-        return -1
+        return release(keep, -1)
     _centres(ints, body, tw, lw)
     nc = _cut_rows(cints, cgeo, tw, lw, cw)
     row = 0
@@ -515,4 +548,4 @@ def loops_closure(ints, geo, body, cints, cgeo, q_tree, v_tree, limits, qT, f, H
         for k in range(3):
             big = max(big, abs(lw.r[b, k]))
     scale[0] = 1.0 + big
-    return nc
+    return release(keep, nc)

@@ -43,8 +43,8 @@ import numba as nb
 import numpy as np
 
 from .common import (B_BASE, B_FORCE, B_MOVING, B_SPRINGS, I_NV, J_K, J_KV, J_OM, J_P, J_R,
-                     J_SA, J_WA, J_Z, OPTS, base_state, cholesky_solve, cross, finite,
-                     joint_motion, joint_workspace, load_wrench, mm3, mv3, spring_torques,
+                     J_ROWS, J_SA, J_WA, J_Z, OPTS, base_state, borrow, cholesky_solve, cross,
+                     finite, joint_motion, load_wrench, mm3, mv3, release, spring_torques,
                      spring_wrenches, take)
 
 __all__ = ["TreeWork", "tree_workspace", "tree_one", "tree_forward", "tree_matrices",
@@ -101,14 +101,18 @@ class TreeWork(NamedTuple):
 
 
 @nb.njit(**OPTS)
-def tree_workspace(ints, geo, body, nv):
-    """A :class:`TreeWork` for a packed tree (:func:`mbcourse.kernels.pack_chain`), carved
-    out of one allocation, with the path structure, ``R0`` and ``J0`` filled in."""
+def tree_workspace(ints, geo, body, nv, borrowed=True):
+    """``(ws, keep)``: a :class:`TreeWork` for a packed tree
+    (:func:`mbcourse.kernels.pack_chain`), carved out of one allocation (the integers out of
+    a second; ``keep`` holds both), with the path structure, ``R0`` and ``J0`` filled in;
+    :func:`~mbcourse.kernels.common.borrow`-ed views unless ``borrowed`` is False (a
+    workspace handed back to Python)."""
     m, n1 = ints.shape[0], body.shape[0]
-    buf = np.zeros(m * 9 + n1 * 27 + nv * 6 + m * 12 + n1 * 9 + n1 * m * 3 + n1 * n1 * 3
-                   + m * n1 * 3 + n1 * nv * 6 + nv * 12 + 27 + 24 + n1 * 12)
+    owner = np.zeros(m * 9 + n1 * 27 + nv * 6 + m * 12 + n1 * 9 + n1 * m * 3 + n1 * n1 * 3
+                     + m * n1 * 3 + n1 * nv * 6 + nv * 12 + 27 + 24 + J_ROWS * 3 + n1 * 12)
     at = np.zeros(1, dtype=np.int64)
-    ints_buf = np.zeros(n1 * (n1 + 2) + nv, dtype=np.int64)
+    owner_i = np.zeros(n1 * (n1 + 2) + nv, dtype=np.int64)
+    buf, ints_buf = (borrow(owner), borrow(owner_i)) if borrowed else (owner, owner_i)
     ws = TreeWork(ints_buf[:n1], ints_buf[n1:n1 + n1 * n1].reshape((n1, n1)),
                   ints_buf[n1 + n1 * n1:2 * n1 + n1 * n1],
                   take(buf, at, m * 9).reshape((m, 3, 3)),
@@ -128,7 +132,8 @@ def tree_workspace(ints, geo, body, nv):
                   take(buf, at, n1 * nv * 3).reshape((n1, nv, 3)),
                   take(buf, at, nv * 6).reshape((nv, 6)), take(buf, at, nv * 6).reshape((nv, 6)),
                   ints_buf[2 * n1 + n1 * n1:], take(buf, at, 27).reshape((3, 3, 3)),
-                  take(buf, at, 24).reshape((8, 3)), joint_workspace(),
+                  take(buf, at, 24).reshape((8, 3)),
+                  take(buf, at, J_ROWS * 3).reshape((J_ROWS, 3)),
                   take(buf, at, n1 * 3).reshape((n1, 3)), take(buf, at, n1 * 3).reshape((n1, 3)),
                   take(buf, at, n1 * 6).reshape((n1, 6)))
     ws.up[0] = -1
@@ -148,7 +153,7 @@ def tree_workspace(ints, geo, body, nv):
                 ws.J0[i, r, k] = body[i, 1 + 3 * r + k]
     for r in range(3):
         ws.Ab[0, r, r] = 1.0                            # the fixed base: A_0 = E
-    return ws
+    return ws, (owner, owner_i)
 
 
 @nb.njit(**OPTS)
@@ -391,10 +396,12 @@ def tree_forward(ints, geo, body, q, qd, tau, qdd):
     """Chapter 3's ``A qdd = B + tau`` for a batch, solved by Cholesky: ``q`` (B, nq),
     ``qd``, ``tau`` (B, nv) into ``qdd``. Returns False if a mass matrix is not positive
     definite or a value is not finite."""
+    ints, geo, body, q, qd, tau, qdd = (borrow(ints), borrow(geo), borrow(body), borrow(q),
+                                        borrow(qd), borrow(tau), borrow(qdd))
     nv = qd.shape[1]
-    ws = tree_workspace(ints, geo, body, nv)
-    Amat = np.empty((nv, nv))
-    Bvec = np.empty(nv)
+    ws, keep = tree_workspace(ints, geo, body, nv)
+    owner = np.empty(nv * nv + nv)
+    Amat, Bvec = borrow(owner)[:nv * nv].reshape((nv, nv)), borrow(owner)[nv * nv:]
     ok = True
     for b in range(q.shape[0]):
         if not tree_one(ints, geo, body, q[b], qd[b], Amat, Bvec, ws):
@@ -405,15 +412,18 @@ def tree_forward(ints, geo, body, q, qd, tau, qdd):
             qdd[b, k] += Bvec[k]
         if not cholesky_solve(Amat, qdd[b]) or not finite(qdd[b]):
             ok = False
-    return ok
+    return release((owner, keep), ok)
 
 
 @nb.njit(**OPTS)
 def tree_matrices(ints, geo, body, q, qd, Amat, Bvec):
     """``A`` (B, nv, nv) and ``B`` (B, nv) of (3.167) for a batch (``B`` without ``tau``)."""
-    ws = tree_workspace(ints, geo, body, qd.shape[1])
+    ints, geo, body, q, qd, Amat, Bvec = (borrow(ints), borrow(geo), borrow(body), borrow(q),
+                                          borrow(qd), borrow(Amat), borrow(Bvec))
+    ws, keep = tree_workspace(ints, geo, body, qd.shape[1])
     for b in range(q.shape[0]):
         tree_one(ints, geo, body, q[b], qd[b], Amat[b], Bvec[b], ws)
+    release(keep, True)
 
 
 @nb.njit(**OPTS)
@@ -421,7 +431,7 @@ def tree_terms(ints, geo, body, q, qd):
     """One configuration's ``(A, B, ws)``: the matrices of (3.167) and the
     :class:`TreeWork` holding the chapter's intermediate quantities (for the tests)."""
     nv = qd.shape[0]
-    ws = tree_workspace(ints, geo, body, nv)
+    ws, _ = tree_workspace(ints, geo, body, nv, False)
     Amat, Bvec = np.empty((nv, nv)), np.empty(nv)
     tree_one(ints, geo, body, q, qd, Amat, Bvec, ws)
     return Amat, Bvec, ws

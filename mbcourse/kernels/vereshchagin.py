@@ -16,7 +16,7 @@ import numpy as np
 from ..spatial import PIVOT_RTOL
 from .common import (B_BASE, I_NV, INLINE, OPTS, cholesky_factor_n, cross, finite, fold,
                      kinematics, lower_solve, matvec, shift, spring_torques, upper_solve,
-                     workspace)
+                     workspace, borrow, release)
 
 __all__ = ["vereshchagin_forward", "vereshchagin_articulated"]
 
@@ -144,12 +144,14 @@ def vereshchagin_forward(ints, geo, body, q, qd, tau, qdd):
     farther than ``QUATERNION_TOL`` from unit norm, a joint's ``S^T M* S`` is not positive
     definite or a spring's points coincide (the caller then takes the checked route, which
     names the culprit)."""
-    ws = workspace(ints, geo, body)
+    ints, geo, body, q, qd, tau, qdd = (borrow(ints), borrow(geo), borrow(body), borrow(q),
+                                        borrow(qd), borrow(tau), borrow(qdd))
+    ws, keep = workspace(ints, geo, body)
     ok = True
     for b in range(q.shape[0]):
         if not _one(ints, geo, body, q[b], qd[b], tau[b], qdd[b], ws):
             ok = False
-    return ok
+    return release(keep, ok)
 
 
 @nb.njit(**OPTS)
@@ -158,7 +160,7 @@ def vereshchagin_articulated(ints, geo, body, q, qd, tau, qdd, w, M_star, Q_star
     (the diagnostic entry): ``w`` (B, n + 1, 6) the accelerations ``(a_k, eps_k)``,
     ``M_star`` (B, n + 1, 6, 6) and ``Q_star`` (B, n + 1, 6) the articulated terms after the
     inward pass (3.177)-(3.179); inertial axes, centres of mass, row 0 the base."""
-    ws = workspace(ints, geo, body)
+    ws, keep = workspace(ints, geo, body)
     ok = True
     for b in range(q.shape[0]):
         if not _one(ints, geo, body, q[b], qd[b], tau[b], qdd[b], ws):
@@ -166,4 +168,4 @@ def vereshchagin_articulated(ints, geo, body, q, qd, tau, qdd, w, M_star, Q_star
         w[b] = ws.w
         M_star[b] = ws.Ms
         Q_star[b] = ws.Qs
-    return ok
+    return release(keep, ok)
