@@ -686,22 +686,24 @@ def fast_arrays(nv, q, qd, tau, t, nq=-1):
     conversion (float64, C-contiguous, aligned, writeable ndarrays of shape (nq,) or (B, nq)
     and (nv,) or (B, nv), ``tau`` like ``qd`` or None, a finite ``t``; ``nq = nv`` by
     default); ``None`` otherwise (the caller then checks them the long way)."""
-    if (q.__class__ is not _NDARRAY or qd.__class__ is not _NDARRAY
-            or q.dtype is not _F8 or qd.dtype is not _F8 or q.ndim == 0 or qd.ndim == 0):
+    if (q.__class__ is not _NDARRAY or qd.__class__ is not _NDARRAY or q.dtype is not _F8
+            or qd.dtype is not _F8):
         return None
-    shape = qd.shape
-    if (q.shape[:-1] != shape[:-1] or shape[-1] != nv or q.shape[-1] != (nv if nq < 0 else nq)
-            or len(shape) > 2 or not q.flags.carray
-            or not qd.flags.carray or not isinstance(t, _REAL) or t.__class__ is bool
-            or not math.isfinite(t)):
+    if t.__class__ is not float and (t.__class__ is bool or not isinstance(t, _REAL)):
+        return None
+    shape, qshape = qd.shape, q.shape
+    single = len(shape) == 1
+    if (len(qshape) != len(shape) or not 0 < len(shape) <= 2 or shape[-1] != nv
+            or qshape[-1] != (nv if nq < 0 else nq) or (not single and qshape[0] != shape[0])
+            or not math.isfinite(t) or not (q.flags.carray and qd.flags.carray)):
         return None
     if tau is None:
         tau = np.zeros(shape)
     elif (tau.__class__ is not _NDARRAY or tau.dtype is not _F8 or tau.shape != shape
           or not tau.flags.carray):
         return None
-    if len(shape) == 1:
-        return q.reshape(1, -1), qd.reshape(1, nv), tau.reshape(1, nv), True
+    if single:
+        return q[None], qd[None], tau[None], True
     return q, qd, tau, False
 
 
