@@ -162,3 +162,16 @@ def test_integration_failure_is_named_not_a_shape_error():
     with pytest.raises(mb.errors.IntegrationError, match=r"stopped at t=0\.00\d+ of 1.*rtol"):
         mb.sim.simulate(model, mb.tree.forward_dynamics, (0, 1), [0.0, 0.0], [1.0, 0.0],
                         tau=lambda t, q, qd: np.array([50 * qd[0] ** 3, 0.0]))
+
+
+def test_a_refused_trial_state_rejects_the_step_not_the_run():
+    """The flyball governor's first trial step reaches speeds of 1e10, where Vereshchagin's
+    pivot test refuses the configuration (the tree equations answer noise there): the step
+    is rejected and a shorter one tried, so both formulations integrate the same motion."""
+    fly = mb.models.flyball_governor()
+    q0, qd0 = mb.models.flyball_governor_state(fly)
+    ends = [simulate(fly, (0.0, 0.01), q0, qd0, rtol=1e-9, atol=1e-9)
+            for simulate in (mb.vereshchagin.simulate, mb.tree.simulate)]
+    assert ends[0].t[-1] == ends[1].t[-1] == 0.01
+    np.testing.assert_allclose(ends[0].q[-1], ends[1].q[-1], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ends[0].qd[-1], ends[1].qd[-1], rtol=0, atol=1e-7)
