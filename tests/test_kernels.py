@@ -366,3 +366,55 @@ def test_loops_simulation_compiled_and_numpy_right_hand_sides_agree_with_dampers
         assert fast.dissipated[-1] > 1e-3
         _close(fast.q[-1], slow.q[-1], tol=1e-9, what=stabilization)
         _close(fast.dissipated[-1:], slow.dissipated[-1:], tol=1e-9, what=stabilization)
+
+
+def test_borrowed_views_share_the_data_and_count_no_reference():
+    """``common.borrow``: a view of the same memory (writes reach the owner) whose
+    ``meminfo`` is null, so numba counts no references on it or on views taken of it."""
+    from mbcourse.kernels.common import borrow
+
+    @nb.njit
+    def write_through(a):
+        b = borrow(a)
+        b[1:3] = 7.0
+        return b[1:].sum()
+
+    a = np.arange(5.0)
+    assert write_through(a) == 7.0 + 7.0 + 3.0 + 4.0
+    assert a.tolist() == [0.0, 7.0, 7.0, 3.0, 4.0]
+
+
+def test_kernels_free_what_they_allocate():
+    """Every forward kernel returns its work arrays to numba's allocator (borrowed views
+    keep no buffer alive and free none twice): allocations and frees balance over 50 calls,
+    single states and batches split over the threads."""
+    from numba.core.runtime import _nrt_python, rtsys
+
+    cases = [(mb.vereshchagin.forward_dynamics, {"compiled": True}),
+             (mb.tree.forward_dynamics, {"compiled": True}),
+             (mb.tree.forward_dynamics_composite, {}),        # compiled only
+             (mb.cartesian.forward_dynamics, {"solver": "ldlt", "compiled": True})]
+    model = mb.models.spatial_manipulator()
+    rng = np.random.default_rng(7)
+    q, qd = rng.normal(size=(2, 100, model.nv))
+    loop = mb.models.crank_slider()
+    lq, lqd = mb.models.crank_slider_state(loop, 0.3, 1.5)
+    for f, options in cases:                       # compiled, warm
+        f(model, q, qd, **options)
+    mb.loops.forward_dynamics(loop, lq, lqd, compiled=True)
+    counting = _nrt_python.memsys_stats_enabled()
+    _nrt_python.memsys_enable_stats()               # what NUMBA_NRT_STATS=1 switches on
+    try:
+        before = rtsys.get_allocation_stats()
+        for _ in range(50):
+            for f, options in cases:
+                f(model, q[0], qd[0], **options)
+                f(model, q, qd, **options)
+            mb.loops.forward_dynamics(loop, lq, lqd, compiled=True)
+        after = rtsys.get_allocation_stats()
+    finally:
+        if not counting:
+            _nrt_python.memsys_disable_stats()
+    assert after.alloc - before.alloc > 0                       # the kernels did allocate
+    assert after.alloc - before.alloc == after.free - before.free
+    assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free
