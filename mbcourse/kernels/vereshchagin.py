@@ -14,9 +14,9 @@ import numba as nb
 import numpy as np
 
 from ..spatial import PIVOT_RTOL
-from .common import (B_BASE, I_NV, INLINE, OPTS, cholesky_factor_n, cross, finite, fold,
-                     kinematics, lower_solve, matvec, shift, spring_torques, upper_solve,
-                     workspace, borrow, release)
+from .common import (B_BASE, I_NV, INLINE, OPTS, borrow, cholesky_factor_n, cross, finite,
+                     fold, kinematics, lower_solve, matvec, release, shift, spring_torques,
+                     upper_solve, workspace)
 
 __all__ = ["vereshchagin_forward", "vereshchagin_articulated"]
 
