@@ -101,8 +101,9 @@ def borrow(typingctx, arr):
     costs an atomic increment of the array's reference count and an atomic decrement when
     it is dropped. In the recursions these were more than half of the time (``perf`` on the
     SO-100's Vereshchagin kernel, 1000 states: 58 % in ``NRT_incref`` and ``NRT_decref``).
-    So each kernel borrows its array arguments, which its caller keeps alive for the whole
-    call, and the work arrays are carved out of a borrowed buffer whose owner the
+    So the forward kernels (and chapter 6's simulation kernels) borrow their array
+    arguments, which the caller keeps alive for the whole call, and the work arrays are
+    carved out of a borrowed buffer whose owner the
     workspace's maker returns beside it (``ws, keep = workspace(...)``), kept alive by
     :func:`release` at the end of the kernel that made it. The owners are not fields of the
     workspace: a larger tuple handed to every helper measured 1.8x slower in chapter 3's

@@ -110,7 +110,8 @@ def composite_forward(ints, geo, body, q, qd, tau, qdd):
     nv = qd.shape[1]
     ws, keep = workspace(ints, geo, body)
     owner = np.empty(nv * nv + nv)
-    H, hb = borrow(owner)[:nv * nv].reshape((nv, nv)), borrow(owner)[nv * nv:]
+    buf = borrow(owner)
+    H, hb = buf[:nv * nv].reshape((nv, nv)), buf[nv * nv:]
     ok = True
     for b in range(q.shape[0]):
         if not tree_one(ints, geo, body, q[b], qd[b], H, hb, ws):

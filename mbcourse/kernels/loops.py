@@ -94,13 +94,13 @@ class _LoopWork(NamedTuple):
 
 
 @nb.njit(**OPTS)
-def _loop_work(n1, N, NQ, cgeo, borrowed=True):
-    """``(lw, keep)``: a :class:`_LoopWork` carved out of one allocation ``keep``,
-    :func:`~mbcourse.kernels.common.borrow`-ed views unless ``borrowed`` is False."""
+def _loop_work(n1, N, NQ, cgeo):
+    """``(lw, keep)``: a :class:`_LoopWork` of :func:`~mbcourse.kernels.common.borrow`-ed
+    views carved out of one allocation ``keep``."""
     K = cgeo.shape[0]
     owner = np.zeros(n1 * 12 + NQ + N * (N + 5) + 12 + 6 + 6 * K * (N + 3) + 2 + 27 + 9
                      + K * 9 + J_ROWS * 3 + 36)
-    buf, at = borrow(owner) if borrowed else owner, np.zeros(1, dtype=np.int64)
+    buf, at = borrow(owner), np.zeros(1, dtype=np.int64)
     lw = _LoopWork(take(buf, at, n1 * 3).reshape((n1, 3)),
                    take(buf, at, n1 * 3).reshape((n1, 3)),
                    take(buf, at, n1 * 6).reshape((n1, 6)), take(buf, at, NQ),

@@ -401,7 +401,8 @@ def tree_forward(ints, geo, body, q, qd, tau, qdd):
     nv = qd.shape[1]
     ws, keep = tree_workspace(ints, geo, body, nv)
     owner = np.empty(nv * nv + nv)
-    Amat, Bvec = borrow(owner)[:nv * nv].reshape((nv, nv)), borrow(owner)[nv * nv:]
+    buf = borrow(owner)
+    Amat, Bvec = buf[:nv * nv].reshape((nv, nv)), buf[nv * nv:]
     ok = True
     for b in range(q.shape[0]):
         if not tree_one(ints, geo, body, q[b], qd[b], Amat, Bvec, ws):
